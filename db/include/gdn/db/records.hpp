@@ -1,0 +1,169 @@
+// Typed rows of the results database: one struct per table, the same field names as the
+// columns. Front ends and the tuner speak these structs; only db/src knows SQL.
+// Ids are SQLite rowids; 0 means "not stored yet". Nullable columns are std::optional.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gdn/variant.hpp"
+#include "gdn/variant_config.hpp"
+
+namespace gdn::db {
+
+// What happened to one (variant, problem). Persisted as text (CHECK-constrained column) so a
+// failed config is not retried and a crash is explained by its message.
+enum class Outcome : std::uint8_t {
+  Passed = 0,
+  Incorrect,
+  CompileRejected,
+  LaunchFailed,
+  Timeout,
+  Unsupported,
+  Crashed,
+};
+inline constexpr std::size_t kOutcomeCount = 7;
+inline constexpr std::array<Outcome, kOutcomeCount> kAllOutcomes = {
+    Outcome::Passed,      Outcome::Incorrect, Outcome::CompileRejected, Outcome::LaunchFailed,
+    Outcome::Timeout,     Outcome::Unsupported, Outcome::Crashed};
+std::string_view to_string(Outcome o);
+// Exact, case-sensitive names as above; nullopt for anything else.
+std::optional<Outcome> parse_outcome(std::string_view text);
+
+enum class SweepStatus : std::uint8_t { Running = 0, Finished, Interrupted };
+std::string_view to_string(SweepStatus s);
+std::optional<SweepStatus> parse_sweep_status(std::string_view text);
+
+// "fwd" / "bwd" in the database.
+std::string_view to_string(gdn::Pass p);
+std::optional<gdn::Pass> parse_pass(std::string_view text);
+
+// The GPU a sweep ran on, read from the device (never literals). A change of driver or clocks
+// is a different row, so provenance stays exact.
+struct DeviceRecord {
+  std::int64_t id = 0;
+  std::string name;            // "NVIDIA H200"
+  std::string uuid;            // "GPU-…"
+  int sm_count = 0;
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_clock_mhz = 0;        // max SM clock
+  int mem_clock_mhz = 0;       // max memory clock
+  std::int64_t memory_bytes = 0;
+  std::int64_t l2_bytes = 0;
+  std::string driver_version;  // "580.65.06"
+  std::string cuda_version;    // runtime, "13.0"
+};
+
+struct BuildRecord {
+  std::int64_t id = 0;
+  std::string git_sha;         // "unknown" outside a git checkout, never empty
+  std::string flags;           // compiler flags / CMake options that shape the kernels
+  std::string variant_set;     // GDN_VARIANTS value the build used
+  std::string created_at;      // ISO-8601 UTC, filled by the database when empty
+};
+
+// Typed columns of gdn::KernelConfig plus the procedural name and the pass.
+struct VariantRecord {
+  std::int64_t id = 0;
+  std::string name;            // gdn::config_name(config), unique per pass
+  gdn::Pass pass = gdn::Pass::Forward;
+  gdn::KernelConfig config;
+};
+
+// One row of a named shape set (scripts/shapes/*.csv). dtype is "bf16", "fp16" or "fp32".
+struct ProblemRecord {
+  std::int64_t id = 0;
+  std::string shape_set_name;
+  std::string shape_set_hash;  // content hash of the CSV: same name + new hash = new problems
+  int row_index = 0;
+  int h_qk = 0;
+  int h_v = 0;
+  int k = 0;
+  int v = 0;
+  std::string dtype = "bf16";
+  int batch = 1;
+  std::int64_t num_seqs = 1;
+  std::int64_t total_tokens = 0;
+  std::int64_t max_seqlen = 0;
+  std::string seqlens;         // comma-separated sequence lengths, as in the CSV
+};
+
+// The measurement protocol, stored with every sweep (and so with every result of it).
+struct ProtocolRecord {
+  int warmup_iters = 0;
+  int min_samples = 0;
+  int max_samples = 0;
+  double target_rel_spread = 0;  // stop when (p80 - p20) / p50 falls below this
+  double time_cap_ms = 0;        // per (variant, problem) timing budget
+  std::int64_t l2_flush_bytes = 0;
+  bool use_graphs = false;
+};
+
+struct SweepRecord {
+  std::int64_t id = 0;
+  std::int64_t device_id = 0;
+  std::int64_t build_id = 0;
+  std::string space;           // search-space name or file
+  std::string shapes;          // shape-set name or file
+  std::string strategy;        // exhaustive | random | halving
+  std::int64_t budget = 0;     // 0: no budget
+  std::int64_t seed = 0;
+  std::string metrics_level;   // none | basic | full
+  ProtocolRecord protocol;
+  std::string args;            // the command line, verbatim
+  SweepStatus status = SweepStatus::Running;
+  std::string started_at;      // ISO-8601 UTC, filled by the database when empty
+  std::string finished_at;     // empty while running
+};
+
+// CUPTI range-profiler figures of one result. All NULL (nullopt) with a reason when the
+// profiler was unavailable, busy or not asked for.
+struct MetricsRecord {
+  std::optional<double> sm_busy_pct;
+  std::optional<double> achieved_occupancy_pct;
+  std::optional<double> issue_active_pct;
+  std::optional<double> dram_pct;
+  std::optional<double> tensor_pipe_pct;
+  std::optional<double> sm_throughput_pct;  // --metrics full
+  std::optional<double> memory_sol_pct;     // --metrics full
+  std::optional<double> gpc_clock_hz;
+  std::string unavailable_reason;           // "" when the metrics were collected
+};
+
+struct ResultRecord {
+  std::int64_t id = 0;
+  std::int64_t sweep_id = 0;
+  std::int64_t variant_id = 0;
+  std::int64_t problem_id = 0;
+  Outcome outcome = Outcome::Passed;
+  std::string message;                   // why it failed / notes; "" when nothing to say
+  std::optional<double> max_rel_rms;     // worst relative RMS error over the outputs
+  std::string errors_json;               // {"o": {"rel_rms": …, "max_abs": …}, "ht": …}
+  std::optional<double> latency_p20_ms;
+  std::optional<double> latency_p50_ms;
+  std::optional<double> latency_p80_ms;
+  int sample_count = 0;
+  std::optional<double> rel_spread;      // (p80 - p20) / p50
+  std::optional<double> clock_mhz;       // SM clock observed while timing
+  MetricsRecord metrics;
+  std::optional<int> registers;
+  std::optional<int> shared_bytes;
+  std::optional<int> local_bytes;        // spills (schema v2)
+};
+
+// One point of a PM-sampling timeline.
+struct PmSample {
+  int idx = 0;
+  std::int64_t t_ns = 0;                 // since the first sample
+  std::optional<double> sm_busy_pct;
+  std::optional<double> dram_pct;
+  std::optional<double> tensor_pipe_pct;
+  std::optional<double> issue_active_pct;
+  std::optional<double> gpc_clock_hz;
+};
+
+}  // namespace gdn::db

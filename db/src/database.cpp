@@ -1,0 +1,170 @@
+#include "gdn/db/database.hpp"
+
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+#include "schema.hpp"
+#include "statement.hpp"
+
+namespace gdn::db {
+
+namespace {
+
+std::string hex32(std::int32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08X", static_cast<unsigned>(v));
+  return buf;
+}
+
+// First read of the file: this is where SQLite notices a non-database or corrupt header.
+struct FileIdentity {
+  std::int32_t application_id = 0;
+  int user_version = 0;
+  std::vector<std::string> tables;
+};
+
+FileIdentity read_identity(const Database& db) {
+  FileIdentity id;
+  try {
+    id.application_id = static_cast<std::int32_t>(query_int64(db, "PRAGMA application_id"));
+    id.user_version = static_cast<int>(query_int64(db, "PRAGMA user_version"));
+    Statement s(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+    while (s.step()) id.tables.push_back(s.text(0));
+  } catch (const DbError& e) {
+    if (e.kind() == DbError::Kind::NotADatabase)
+      throw DbError(DbError::Kind::NotADatabase,
+                    "cannot open results database '" + db.path() +
+                        "': the file is not an SQLite database or is corrupt (" + e.what() + ")");
+    throw;
+  }
+  return id;
+}
+
+std::string list_tables(const std::vector<std::string>& tables) {
+  std::string out;
+  for (std::size_t i = 0; i < tables.size() && i < 8; ++i) out += (i ? ", " : "") + tables[i];
+  if (tables.size() > 8) out += ", ...";
+  return out;
+}
+
+void check_identity(const FileIdentity& id, const std::string& path) {
+  const bool empty_file = id.application_id == 0 && id.user_version == 0 && id.tables.empty();
+  if (empty_file) return;
+  if (id.application_id != kApplicationId)
+    throw DbError(DbError::Kind::ForeignSchema,
+                  "'" + path + "' is an SQLite database but not a gdnlab results database "
+                  "(expected PRAGMA application_id " + hex32(kApplicationId) + ", found " +
+                  hex32(id.application_id) + "; tables: " +
+                  (id.tables.empty() ? std::string("none") : list_tables(id.tables)) + ")");
+  if (id.user_version > kSchemaVersion)
+    throw DbError(DbError::Kind::TooNew,
+                  "results database '" + path + "' has schema version " +
+                      std::to_string(id.user_version) + ", newer than this gdnlab supports (" +
+                      std::to_string(kSchemaVersion) + "); use a newer gdnlab");
+}
+
+}  // namespace
+
+Database::Database(sqlite3* db, std::string path, bool read_only)
+    : db_(db), path_(std::move(path)), read_only_(read_only) {}
+
+Database::Database(Database&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)),
+      path_(std::move(other.path_)),
+      read_only_(other.read_only_) {}
+
+Database& Database::operator=(Database&& other) noexcept {
+  if (this != &other) {
+    sqlite3_close_v2(db_);
+    db_ = std::exchange(other.db_, nullptr);
+    path_ = std::move(other.path_);
+    read_only_ = other.read_only_;
+  }
+  return *this;
+}
+
+Database::~Database() { sqlite3_close_v2(db_); }
+
+Database Database::open(const std::string& path, const OpenOptions& options) {
+  if (path.empty()) throw DbError(DbError::Kind::Invalid, "database path: expected a file path, got an empty string");
+  if (options.busy_timeout_ms < 0)
+    throw DbError(DbError::Kind::Invalid, "busy_timeout_ms: expected >= 0, got " +
+                                              std::to_string(options.busy_timeout_ms));
+  const int target = options.migrate_to_version == 0 ? kSchemaVersion : options.migrate_to_version;
+  if (target < 1 || target > kSchemaVersion)
+    throw DbError(DbError::Kind::Invalid, "migrate_to_version: expected 0 or 1.." +
+                                              std::to_string(kSchemaVersion) + ", got " +
+                                              std::to_string(options.migrate_to_version));
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(path, ec);
+  if (!exists && (!options.create_if_missing || options.read_only))
+    throw DbError(DbError::Kind::Missing, "results database '" + path + "' does not exist");
+  if (exists && std::filesystem::is_directory(path, ec))
+    throw DbError(DbError::Kind::Invalid, "results database '" + path + "' is a directory, expected a file");
+
+  sqlite3* raw = nullptr;
+  const int flags = options.read_only ? SQLITE_OPEN_READONLY
+                                      : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  Database db(raw, path, options.read_only);  // owns raw even when opening failed
+  if (rc != SQLITE_OK) throw_sqlite(raw, rc, "opening results database '" + path + "'");
+  sqlite3_extended_result_codes(raw, 1);
+  sqlite3_busy_timeout(raw, options.busy_timeout_ms);
+
+  const FileIdentity id = read_identity(db);
+  check_identity(id, path);
+  if (id.user_version < target) {
+    if (options.read_only)
+      throw DbError(DbError::Kind::NeedsMigration,
+                    "results database '" + path + "' has schema version " +
+                        std::to_string(id.user_version) + " (current " +
+                        std::to_string(kSchemaVersion) +
+                        ") and was opened read-only; open it once read-write to migrate it");
+  }
+  db.exec("PRAGMA foreign_keys = ON");
+  if (!options.read_only) {
+    // WAL: the dashboard reads while a sweep writes; NORMAL sync is durable against a killed
+    // process (kill -9), which is the failure the sweep must survive.
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA synchronous = NORMAL");
+    if (id.user_version < target) migrate(db, id.user_version, target);
+  }
+  return db;
+}
+
+int Database::schema_version() const {
+  return static_cast<int>(query_int64(*this, "PRAGMA user_version"));
+}
+
+void Database::exec(const std::string& sql) {
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+  if (err) sqlite3_free(err);
+  if (rc != SQLITE_OK) throw_sqlite(db_, rc, "running SQL [" + sql.substr(0, 200) + "]");
+}
+
+std::int64_t Database::change_counter() const {
+  return query_int64(*this, "PRAGMA data_version") + sqlite3_total_changes64(db_);
+}
+
+Transaction::Transaction(Database& db) : db_(db) {
+  if (db.read_only())
+    throw DbError(DbError::Kind::Invalid,
+                  "write transaction on '" + db.path() + "': the database was opened read-only");
+  db_.exec("BEGIN IMMEDIATE");
+}
+
+Transaction::~Transaction() {
+  if (!done_) sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+void Transaction::commit() {
+  db_.exec("COMMIT");
+  done_ = true;
+}
+
+}  // namespace gdn::db

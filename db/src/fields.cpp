@@ -1,0 +1,157 @@
+#include <cmath>
+#include <cstdio>
+
+#include "fields_sql.hpp"
+#include "gdn/db/model.hpp"
+#include "row_codec.hpp"
+
+namespace gdn::db {
+
+namespace {
+
+struct FieldRow {
+  FieldInfo info;
+  std::string_view sql;
+};
+
+using enum FieldKind;
+constexpr FieldRow kFields[] = {
+    {{Field::VariantName, "variant", "variant", Text, false}, "vr.name"},
+    {{Field::Pass, "pass", "pass", Text, false}, "vr.pass"},
+    {{Field::Family, "family", "family", Text, true}, "vr.family"},
+    {{Field::BlockV, "block_v", "block_v", Integer, true}, "vr.block_v"},
+    {{Field::Stages, "stages", "stages", Integer, true}, "vr.stages"},
+    {{Field::Roles, "roles", "roles", Text, true}, "vr.roles"},
+    {{Field::ConsumerRegs, "consumer_regs", "consumer regs", Integer, true}, "vr.consumer_regs"},
+    {{Field::CpSegmentChunks, "cp_segment_chunks", "cp chunks", Integer, true}, "vr.cp_segment_chunks"},
+    {{Field::ChainsPerCta, "chains_per_cta", "chains/CTA", Integer, true}, "vr.chains_per_cta"},
+    {{Field::ShapeSet, "shape_set", "shape set", Text, false}, "p.shape_set_name"},
+    {{Field::RowIndex, "row", "row", Integer, false}, "p.row_index"},
+    {{Field::HQk, "h_qk", "Hqk", Integer, false}, "p.h_qk"},
+    {{Field::HV, "h_v", "Hv", Integer, false}, "p.h_v"},
+    {{Field::K, "k", "K", Integer, false}, "p.k"},
+    {{Field::V, "v", "V", Integer, false}, "p.v"},
+    {{Field::DType, "dtype", "dtype", Text, false}, "p.dtype"},
+    {{Field::Batch, "batch", "B", Integer, false}, "p.batch"},
+    {{Field::NumSeqs, "num_seqs", "seqs", Integer, false}, "p.num_seqs"},
+    {{Field::TotalTokens, "total_tokens", "tokens", Integer, false}, "p.total_tokens"},
+    {{Field::MaxSeqlen, "max_seqlen", "max len", Integer, false}, "p.max_seqlen"},
+    {{Field::Outcome, "outcome", "outcome", Text, false}, "r.outcome"},
+    {{Field::Message, "message", "message", Text, false}, "r.message"},
+    {{Field::MaxRelRms, "max_rel_rms", "rel rms", Real, false}, "r.max_rel_rms"},
+    {{Field::LatencyP20, "latency_p20_ms", "p20 ms", Real, false}, "r.latency_p20_ms"},
+    {{Field::LatencyP50, "latency_p50_ms", "p50 ms", Real, false}, "r.latency_p50_ms"},
+    {{Field::LatencyP80, "latency_p80_ms", "p80 ms", Real, false}, "r.latency_p80_ms"},
+    {{Field::SampleCount, "sample_count", "samples", Integer, false}, "r.sample_count"},
+    {{Field::RelSpread, "rel_spread", "spread", Real, false}, "r.rel_spread"},
+    {{Field::ClockMhz, "clock_mhz", "clock MHz", Real, false}, "r.clock_mhz"},
+    {{Field::SmBusyPct, "sm_busy_pct", "SM busy %", Real, false}, "r.sm_busy_pct"},
+    {{Field::AchievedOccupancyPct, "achieved_occupancy_pct", "occupancy %", Real, false}, "r.achieved_occupancy_pct"},
+    {{Field::IssueActivePct, "issue_active_pct", "issue %", Real, false}, "r.issue_active_pct"},
+    {{Field::DramPct, "dram_pct", "DRAM %", Real, false}, "r.dram_pct"},
+    {{Field::TensorPipePct, "tensor_pipe_pct", "tensor %", Real, false}, "r.tensor_pipe_pct"},
+    {{Field::SmThroughputPct, "sm_throughput_pct", "SM SOL %", Real, false}, "r.sm_throughput_pct"},
+    {{Field::MemorySolPct, "memory_sol_pct", "mem SOL %", Real, false}, "r.memory_sol_pct"},
+    {{Field::GpcClockHz, "gpc_clock_hz", "GPC Hz", Real, false}, "r.gpc_clock_hz"},
+    {{Field::Registers, "registers", "regs", Integer, false}, "r.registers"},
+    {{Field::SharedBytes, "shared_bytes", "smem B", Integer, false}, "r.shared_bytes"},
+    {{Field::LocalBytes, "local_bytes", "spill B", Integer, false}, "r.local_bytes"},
+};
+
+constexpr bool fields_in_enum_order() {
+  for (std::size_t i = 0; i < std::size(kFields); ++i)
+    if (static_cast<std::size_t>(kFields[i].info.field) != i) return false;
+  return true;
+}
+static_assert(fields_in_enum_order(), "kFields must list every Field in enum order");
+static_assert(static_cast<std::size_t>(Field::LocalBytes) + 1 == std::size(kFields));
+
+const std::array<FieldInfo, std::size(kFields)> kInfos = [] {
+  std::array<FieldInfo, std::size(kFields)> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = kFields[i].info;
+  return out;
+}();
+
+FieldValue opt(const std::optional<double>& v) {
+  return v ? FieldValue(*v) : FieldValue(std::monostate{});
+}
+FieldValue opt(const std::optional<int>& v) {
+  return v ? FieldValue(static_cast<std::int64_t>(*v)) : FieldValue(std::monostate{});
+}
+FieldValue text(std::string_view s) { return FieldValue(std::string(s)); }
+FieldValue integer(std::int64_t v) { return FieldValue(v); }
+
+}  // namespace
+
+std::span<const FieldInfo> all_fields() { return kInfos; }
+const FieldInfo& field_info(Field f) { return kInfos[static_cast<std::size_t>(f)]; }
+std::string_view field_sql(Field f) { return kFields[static_cast<std::size_t>(f)].sql; }
+
+std::optional<Field> parse_field(std::string_view name) {
+  for (const FieldInfo& f : kInfos)
+    if (f.name == name) return f.field;
+  return std::nullopt;
+}
+
+FieldValue field_value(const ResultRow& row, Field f) {
+  const VariantRecord& vr = row.variant;
+  const ProblemRecord& p = row.problem;
+  const ResultRecord& r = row.result;
+  const MetricsRecord& m = r.metrics;
+  switch (f) {
+    case Field::VariantName: return text(vr.name);
+    case Field::Pass: return text(to_string(vr.pass));
+    case Field::Family: return text(family_text(vr.config.family));
+    case Field::BlockV: return integer(vr.config.block_v);
+    case Field::Stages: return integer(vr.config.stages);
+    case Field::Roles: return text(roles_text(vr.config.roles));
+    case Field::ConsumerRegs: return integer(vr.config.consumer_regs);
+    case Field::CpSegmentChunks: return integer(vr.config.cp_segment_chunks);
+    case Field::ChainsPerCta: return integer(vr.config.chains_per_cta);
+    case Field::ShapeSet: return text(p.shape_set_name);
+    case Field::RowIndex: return integer(p.row_index);
+    case Field::HQk: return integer(p.h_qk);
+    case Field::HV: return integer(p.h_v);
+    case Field::K: return integer(p.k);
+    case Field::V: return integer(p.v);
+    case Field::DType: return text(p.dtype);
+    case Field::Batch: return integer(p.batch);
+    case Field::NumSeqs: return integer(p.num_seqs);
+    case Field::TotalTokens: return integer(p.total_tokens);
+    case Field::MaxSeqlen: return integer(p.max_seqlen);
+    case Field::Outcome: return text(to_string(r.outcome));
+    case Field::Message: return text(r.message);
+    case Field::MaxRelRms: return opt(r.max_rel_rms);
+    case Field::LatencyP20: return opt(r.latency_p20_ms);
+    case Field::LatencyP50: return opt(r.latency_p50_ms);
+    case Field::LatencyP80: return opt(r.latency_p80_ms);
+    case Field::SampleCount: return integer(r.sample_count);
+    case Field::RelSpread: return opt(r.rel_spread);
+    case Field::ClockMhz: return opt(r.clock_mhz);
+    case Field::SmBusyPct: return opt(m.sm_busy_pct);
+    case Field::AchievedOccupancyPct: return opt(m.achieved_occupancy_pct);
+    case Field::IssueActivePct: return opt(m.issue_active_pct);
+    case Field::DramPct: return opt(m.dram_pct);
+    case Field::TensorPipePct: return opt(m.tensor_pipe_pct);
+    case Field::SmThroughputPct: return opt(m.sm_throughput_pct);
+    case Field::MemorySolPct: return opt(m.memory_sol_pct);
+    case Field::GpcClockHz: return opt(m.gpc_clock_hz);
+    case Field::Registers: return opt(r.registers);
+    case Field::SharedBytes: return opt(r.shared_bytes);
+    case Field::LocalBytes: return opt(r.local_bytes);
+  }
+  return std::monostate{};
+}
+
+std::string format_value(const FieldValue& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&v)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", *d);
+    return buf;
+  }
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  return {};
+}
+
+}  // namespace gdn::db

@@ -1,0 +1,193 @@
+#include "schema.hpp"
+
+#include <string>
+
+namespace gdn::db {
+
+namespace {
+
+// Version 1: the results schema. Enums are text with CHECK so the file reads well in the
+// sqlite3 shell and a bad value is refused at insert, not discovered at query time.
+constexpr const char* kVersion1 = R"sql(
+CREATE TABLE devices (
+  id             INTEGER PRIMARY KEY,
+  name           TEXT    NOT NULL,
+  uuid           TEXT    NOT NULL,
+  sm_count       INTEGER NOT NULL CHECK (sm_count >= 0),
+  cc_major       INTEGER NOT NULL,
+  cc_minor       INTEGER NOT NULL,
+  sm_clock_mhz   INTEGER NOT NULL,
+  mem_clock_mhz  INTEGER NOT NULL,
+  memory_bytes   INTEGER NOT NULL,
+  l2_bytes       INTEGER NOT NULL,
+  driver_version TEXT    NOT NULL,
+  cuda_version   TEXT    NOT NULL,
+  UNIQUE (uuid, name, sm_count, cc_major, cc_minor, sm_clock_mhz, mem_clock_mhz, memory_bytes,
+          l2_bytes, driver_version, cuda_version)
+) STRICT;
+
+CREATE TABLE builds (
+  id          INTEGER PRIMARY KEY,
+  git_sha     TEXT NOT NULL CHECK (git_sha <> ''),
+  flags       TEXT NOT NULL,
+  variant_set TEXT NOT NULL,
+  created_at  TEXT NOT NULL,
+  UNIQUE (git_sha, flags, variant_set)
+) STRICT;
+
+CREATE TABLE variants (
+  id                INTEGER PRIMARY KEY,
+  name              TEXT    NOT NULL CHECK (name <> ''),
+  pass              TEXT    NOT NULL CHECK (pass IN ('fwd', 'bwd')),
+  family            TEXT    NOT NULL CHECK (family IN ('staged', 'fused')),
+  block_v           INTEGER NOT NULL,
+  stages            INTEGER NOT NULL,
+  roles             TEXT    NOT NULL CHECK (roles IN ('cooperative', 'producer_consumer')),
+  consumer_regs     INTEGER NOT NULL,
+  cp_segment_chunks INTEGER NOT NULL,
+  chains_per_cta    INTEGER NOT NULL,
+  UNIQUE (name, pass)
+) STRICT;
+
+CREATE TABLE problems (
+  id             INTEGER PRIMARY KEY,
+  shape_set_name TEXT    NOT NULL,
+  shape_set_hash TEXT    NOT NULL,
+  row_index      INTEGER NOT NULL,
+  h_qk           INTEGER NOT NULL CHECK (h_qk > 0),
+  h_v            INTEGER NOT NULL CHECK (h_v > 0),
+  k              INTEGER NOT NULL CHECK (k > 0),
+  v              INTEGER NOT NULL CHECK (v > 0),
+  dtype          TEXT    NOT NULL CHECK (dtype IN ('bf16', 'fp16', 'fp32')),
+  batch          INTEGER NOT NULL CHECK (batch > 0),
+  num_seqs       INTEGER NOT NULL CHECK (num_seqs >= 0),
+  total_tokens   INTEGER NOT NULL CHECK (total_tokens >= 0),
+  max_seqlen     INTEGER NOT NULL CHECK (max_seqlen >= 0),
+  seqlens        TEXT    NOT NULL,
+  UNIQUE (shape_set_hash, row_index)
+) STRICT;
+
+CREATE TABLE sweeps (
+  id                INTEGER PRIMARY KEY,
+  device_id         INTEGER NOT NULL REFERENCES devices (id),
+  build_id          INTEGER NOT NULL REFERENCES builds (id),
+  space             TEXT    NOT NULL,
+  shapes            TEXT    NOT NULL,
+  strategy          TEXT    NOT NULL,
+  budget            INTEGER NOT NULL,
+  seed              INTEGER NOT NULL,
+  metrics_level     TEXT    NOT NULL,
+  warmup_iters      INTEGER NOT NULL,
+  min_samples       INTEGER NOT NULL,
+  max_samples       INTEGER NOT NULL,
+  target_rel_spread REAL    NOT NULL,
+  time_cap_ms       REAL    NOT NULL,
+  l2_flush_bytes    INTEGER NOT NULL,
+  use_graphs        INTEGER NOT NULL CHECK (use_graphs IN (0, 1)),
+  args              TEXT    NOT NULL,
+  status            TEXT    NOT NULL CHECK (status IN ('running', 'finished', 'interrupted')),
+  started_at        TEXT    NOT NULL,
+  finished_at       TEXT
+) STRICT;
+
+CREATE TABLE results (
+  id                         INTEGER PRIMARY KEY,
+  sweep_id                   INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
+  variant_id                 INTEGER NOT NULL REFERENCES variants (id),
+  problem_id                 INTEGER NOT NULL REFERENCES problems (id),
+  outcome                    TEXT    NOT NULL CHECK (outcome IN ('Passed', 'Incorrect',
+                               'CompileRejected', 'LaunchFailed', 'Timeout', 'Unsupported',
+                               'Crashed')),
+  message                    TEXT    NOT NULL,
+  max_rel_rms                REAL,
+  errors_json                TEXT    NOT NULL,
+  latency_p20_ms             REAL,
+  latency_p50_ms             REAL,
+  latency_p80_ms             REAL,
+  sample_count               INTEGER NOT NULL CHECK (sample_count >= 0),
+  rel_spread                 REAL,
+  clock_mhz                  REAL,
+  sm_busy_pct                REAL,
+  achieved_occupancy_pct     REAL,
+  issue_active_pct           REAL,
+  dram_pct                   REAL,
+  tensor_pipe_pct            REAL,
+  sm_throughput_pct          REAL,
+  memory_sol_pct             REAL,
+  gpc_clock_hz               REAL,
+  metrics_unavailable_reason TEXT    NOT NULL,
+  registers                  INTEGER,
+  shared_bytes               INTEGER,
+  -- a Passed result is a timed result
+  CHECK (outcome <> 'Passed' OR latency_p50_ms IS NOT NULL),
+  UNIQUE (sweep_id, variant_id, problem_id)
+) STRICT;
+CREATE INDEX results_by_sweep_problem ON results (sweep_id, problem_id);
+
+CREATE TABLE samples (
+  result_id INTEGER NOT NULL REFERENCES results (id) ON DELETE CASCADE,
+  idx       INTEGER NOT NULL,
+  ms        REAL    NOT NULL,
+  PRIMARY KEY (result_id, idx)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE pm_samples (
+  result_id        INTEGER NOT NULL REFERENCES results (id) ON DELETE CASCADE,
+  idx              INTEGER NOT NULL,
+  t_ns             INTEGER NOT NULL,
+  sm_busy_pct      REAL,
+  dram_pct         REAL,
+  tensor_pipe_pct  REAL,
+  issue_active_pct REAL,
+  gpc_clock_hz     REAL,
+  PRIMARY KEY (result_id, idx)
+) STRICT, WITHOUT ROWID;
+)sql";
+
+// Version 2: spill bytes per result (ptxas -warn-spills showed spills matter for the fused
+// family) and manual selection overrides, keyed like dispatch-table buckets.
+constexpr const char* kVersion2 = R"sql(
+ALTER TABLE results ADD COLUMN local_bytes INTEGER;
+
+CREATE TABLE overrides (
+  id                  INTEGER PRIMARY KEY,
+  sweep_id            INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
+  pass                TEXT    NOT NULL CHECK (pass IN ('fwd', 'bwd')),
+  h_qk                INTEGER NOT NULL,
+  h_v                 INTEGER NOT NULL,
+  k                   INTEGER NOT NULL,
+  v                   INTEGER NOT NULL,
+  dtype               TEXT    NOT NULL CHECK (dtype IN ('bf16', 'fp16', 'fp32')),
+  num_seqs_bucket     INTEGER NOT NULL,
+  total_tokens_bucket INTEGER NOT NULL,
+  max_seqlen_bucket   INTEGER NOT NULL,
+  variant             TEXT    NOT NULL CHECK (variant <> ''),
+  reason              TEXT    NOT NULL CHECK (reason <> ''),
+  created_at          TEXT    NOT NULL,
+  UNIQUE (sweep_id, pass, h_qk, h_v, k, v, dtype, num_seqs_bucket, total_tokens_bucket,
+          max_seqlen_bucket)
+) STRICT;
+)sql";
+
+// kMigrations[i] produces version i + 1.
+constexpr const char* kMigrations[] = {kVersion1, kVersion2};
+static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
+              "one migration per schema version");
+
+}  // namespace
+
+void migrate(Database& db, int from_version, int to_version) {
+  if (to_version < 1 || to_version > kSchemaVersion)
+    throw DbError(DbError::Kind::Invalid,
+                  "migrate: target schema version must be in [1, " +
+                      std::to_string(kSchemaVersion) + "], got " + std::to_string(to_version));
+  for (int version = from_version + 1; version <= to_version; ++version) {
+    Transaction tx(db);
+    db.exec(kMigrations[version - 1]);
+    if (version == 1) db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+    db.exec("PRAGMA user_version = " + std::to_string(version));
+    tx.commit();
+  }
+}
+
+}  // namespace gdn::db

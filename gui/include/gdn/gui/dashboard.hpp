@@ -1,0 +1,32 @@
+// Entry point of the tuning dashboard, shared by `gdnlab gui` (tuner/) and the standalone
+// `gdnlab-gui` executable, so both accept the same options with the same meaning.
+#pragma once
+
+#include <string>
+
+namespace gdn::gui {
+
+// The tab shown first (headless screenshots pick one per panel).
+enum class Tab { Results, Plots, Compare, Selection };
+// "results" | "plots" | "compare" | "selection"; throws std::invalid_argument naming the
+// option and the accepted values otherwise.
+Tab parse_tab(const std::string& text);
+const char* tab_name(Tab tab);
+
+struct DashboardOptions {
+  std::string db_path;         // --db: the results database (opened read-only)
+  std::string screenshot_png;  // --screenshot: render headless, write this PNG, exit
+  int frames = 0;              // --frames: frames to render before exiting; 0 = until closed
+  Tab tab = Tab::Results;      // --tab
+  int width = 1600, height = 1000;  // --size WxH of the window / framebuffer
+  bool print_frame_stats = false;   // --frame-stats: frame time summary on stdout at exit
+  double refresh_interval_s = 1.0;  // how often the live view polls the database for changes
+};
+
+// Opens the window and runs the dashboard until it is closed or `frames` frames have been
+// rendered. Never throws for database problems (they are shown in the window). Returns 0 on
+// success, 1 when the window or GL context cannot be created or the screenshot cannot be
+// written (the reason goes to stderr).
+int run_dashboard(const DashboardOptions& options);
+
+}  // namespace gdn::gui

@@ -1,0 +1,134 @@
+// Compare: sweep A against sweep B per problem (best Passed variant on each side), each
+// difference classed same / faster / slower / unclear by the measured p20..p80 bands, with the
+// device and build differences stated above the table.
+#include <imgui.h>
+
+#include <cstdio>
+#include <string>
+
+#include "../panels.hpp"
+#include "../plot_draw.hpp"
+#include "../ui_util.hpp"
+
+namespace gdn::gui {
+namespace {
+
+std::string side_text(const std::optional<db::ResultRow>& row) {
+  if (!row) return "no passed result";
+  const auto& r = row->result;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s  %.4g ms [%.4g, %.4g]", row->variant.name.c_str(),
+                r.latency_p50_ms.value_or(NAN), r.latency_p20_ms.value_or(NAN),
+                r.latency_p80_ms.value_or(NAN));
+  return buf;
+}
+
+}  // namespace
+
+void ComparePanel::update(DashboardState& state, bool visible) {
+  // The comparison runs queries over both sweeps: only when the tab is shown and something
+  // changed, never per frame.
+  if (!visible || !state.session.is_open()) return;
+  if (built_generation_ == state.data_generation && built_a_ == state.sweep_a &&
+      built_b_ == state.sweep_b)
+    return;
+  built_generation_ = state.data_generation;
+  built_a_ = state.sweep_a;
+  built_b_ = state.sweep_b;
+  comparison_.reset();
+  error_.clear();
+  if (state.sweep_a == 0 || state.sweep_b == 0) return;
+  if (state.sweep_a == state.sweep_b) {
+    error_ = "A and B are the same sweep: pick another sweep as B in the sweeps table.";
+    return;
+  }
+  try {
+    comparison_ = db::compare_sweeps(state.session.db(), state.sweep_a, state.sweep_b);
+  } catch (const db::DbError& e) {
+    if (e.kind() != db::DbError::Kind::Invalid) throw;  // file trouble: the session shows it
+    error_ = e.what();
+    return;
+  }
+  ratio_plot_ = model::comparison_ratio_plot(*comparison_);
+}
+
+void ComparePanel::draw(DashboardState& state) {
+  if (state.sweep_b == 0) {
+    ImGui::TextDisabled("Pick sweep B with the B column of the sweeps table to compare it "
+                        "with sweep A.");
+    return;
+  }
+  if (!error_.empty()) {
+    ImGui::TextColored(ui::error_color(), "%s", error_.c_str());
+    return;
+  }
+  if (!comparison_) return;
+  const db::SweepComparison& cmp = *comparison_;
+  ImGui::Text("A: sweep %lld on %s, build %s", (long long)cmp.a.sweep.id,
+              cmp.a.device.name.c_str(), ui::short_sha(cmp.a.build.git_sha).c_str());
+  ImGui::Text("B: sweep %lld on %s, build %s", (long long)cmp.b.sweep.id,
+              cmp.b.device.name.c_str(), ui::short_sha(cmp.b.build.git_sha).c_str());
+  if (!cmp.device_differences.empty())
+    ImGui::TextColored({0.95f, 0.8f, 0.3f, 1}, "device differs: %s",
+                       cmp.device_differences.c_str());
+  if (!cmp.build_differences.empty())
+    ImGui::TextColored({0.95f, 0.8f, 0.3f, 1}, "build differs: %s",
+                       cmp.build_differences.c_str());
+
+  constexpr db::Difference kClasses[] = {db::Difference::Same, db::Difference::Faster,
+                                         db::Difference::Slower, db::Difference::Unclear};
+  ImGui::RadioButton("all", &class_filter_, -1);
+  for (db::Difference d : kClasses) {
+    ImGui::SameLine();
+    const std::string label = std::string(db::to_string(d)) + " (" +
+                              std::to_string(cmp.difference_counts[static_cast<std::size_t>(d)]) +
+                              ")";
+    ImGui::PushStyleColor(ImGuiCol_Text, ui::difference_color(d));
+    ImGui::RadioButton(label.c_str(), &class_filter_, static_cast<int>(d));
+    ImGui::PopStyleColor();
+  }
+  if (const auto g = model::geomean_ratio(cmp)) {
+    ImGui::SameLine();
+    ImGui::Text("   geometric mean B/A: %.3f", *g);
+  }
+
+  draw::xy_plot("ratio", ratio_plot_, {-1, 240});
+
+  const auto rows = model::comparison_rows(
+      cmp, class_filter_ < 0 ? std::nullopt
+                             : std::optional<db::Difference>(static_cast<db::Difference>(class_filter_)));
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable |
+                                ImGuiTableFlags_SizingStretchProp;
+  if (!ImGui::BeginTable("compare", 5, flags)) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("problem", 0, 2.2f);
+  ImGui::TableSetupColumn("best A  p50 [p20, p80]", 0, 2.0f);
+  ImGui::TableSetupColumn("best B  p50 [p20, p80]", 0, 2.0f);
+  ImGui::TableSetupColumn("B / A", 0, 0.5f);
+  ImGui::TableSetupColumn("class", 0, 1.0f);
+  ImGui::TableHeadersRow();
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(rows.size()));
+  while (clipper.Step()) {
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      const db::ProblemComparison& p = cmp.problems[rows[static_cast<std::size_t>(i)]];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(model::describe_problem(p.problem).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(side_text(p.best_a).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(side_text(p.best_b).c_str());
+      ImGui::TableNextColumn();
+      if (p.ratio) ImGui::Text("%.3f", *p.ratio);
+      ImGui::TableNextColumn();
+      ImGui::TextColored(ui::difference_color(p.difference), "%s",
+                         std::string(db::to_string(p.difference)).c_str());
+      ui::hover_text(p.note);
+    }
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace gdn::gui

@@ -1,0 +1,30 @@
+// The chunk index table, built on the device from cu_seqlens (or from B x T when there is
+// none) so that no call ever copies sequence lengths to the host.
+#pragma once
+
+#include "staged_common.cuh"
+
+namespace gdn::staged {
+
+// Upper bound on the number of chunks: sum_n ceil(len_n / 64) <= (Ttot + 63 N) / 64.
+// Exact without cu_seqlens (N sequences of length T).
+int64_t max_chunks(const gdn_problem& p);
+
+// Fills chunk_first [N + 1] (first chunk index of each sequence; chunk_first[N] = real chunk
+// count) and table [max_chunks] (unused tail entries get len == 0). Two launches on stream.
+cudaError_t build_chunk_table(const gdn_problem& p, const Dims& d, int64_t* chunk_first,
+                              ChunkInfo* table, cudaStream_t stream);
+
+// Token range [begin, end) of sequence n, read on the device.
+struct SeqBounds {
+  const void* cu_seqlens;  // nullptr: sequence n is [n T, (n + 1) T)
+  bool cu_int64;
+  int64_t T;
+  __device__ __forceinline__ int64_t begin(int64_t n) const {
+    if (!cu_seqlens) return n * T;
+    return cu_int64 ? static_cast<const int64_t*>(cu_seqlens)[n]
+                    : int64_t(static_cast<const int32_t*>(cu_seqlens)[n]);
+  }
+};
+
+}  // namespace gdn::staged

@@ -1,0 +1,71 @@
+// Kernel parameter blocks of the staged family and the workspace tensors they share.
+// Workspace tensors (all fp32 unless noted; max_chunks = table size, Ttot = B * T):
+//   chunk_first [N + 1] int64, table [max_chunks] ChunkInfo
+//   gcum   [Ttot, Hv]                chunk-local cumulative gate gamma
+//   tmat   [max_chunks, Hv, 64, 64]  gated inverse T = D A0 D^-1 (lower triangular)
+//   states [max_chunks, Hv, K, V]    state at each chunk's start
+//   vnew   [Ttot, Hv, V]             V_new = T diag(beta) (V - diag(e) K S)
+// backward only:
+//   dstate_end [max_chunks, Hv, K, V]  gradient of each chunk's end state
+//   dvnew  [Ttot, Hv, V]             gradient of V_new
+//   dw     [Ttot, Hv, V]             gradient of W' = V - diag(e) K S (equals dv)
+//   dq_h, dk_h [Ttot, Hv, K]         per-value-head dq, dk before the GVA group sum
+#pragma once
+
+#include "chunk_table.cuh"
+#include "staged_common.cuh"
+
+namespace gdn::staged {
+
+struct ChunkWorkspace {
+  int64_t* chunk_first = nullptr;
+  ChunkInfo* table = nullptr;
+  float* gcum = nullptr;
+  float* tmat = nullptr;
+  float* states = nullptr;
+  float* vnew = nullptr;
+};
+
+struct FwdParams {
+  Dims d;
+  const void* q;
+  const void* k;
+  const void* v;
+  const float* g;
+  const void* beta;
+  const float* h0;  // optional
+  void* o;          // optional for the recompute inside the backward (nullptr)
+  float* ht;        // optional
+  ChunkWorkspace ws;
+};
+
+struct BwdParams {
+  FwdParams f;      // forward inputs and the recomputed chunk workspace
+  const void* d_o;
+  const float* dht;  // optional
+  void* dq;
+  void* dk;
+  void* dv;
+  float* dg;
+  void* dbeta;
+  float* dh0;        // optional
+  float* dstate_end;
+  float* dvnew;
+  float* dw;
+  float* dq_h;
+  float* dk_h;
+};
+
+// Bump allocator over dynamic shared memory; the same sequence of take() calls on the host
+// (with a null base) gives the byte count to launch with.
+struct SmemCarver {
+  char* base;
+  size_t used = 0;
+  __host__ __device__ float* take(size_t floats) {
+    float* p = reinterpret_cast<float*>(base + used);
+    used += ((floats * sizeof(float) + 15) / 16) * 16;
+    return p;
+  }
+};
+
+}  // namespace gdn::staged

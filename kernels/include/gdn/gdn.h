@@ -1,0 +1,128 @@
+/* libgdn public C API: Gated DeltaNet chunked prefill, forward and backward.
+ *
+ * Semantics (see docs in the README): per sequence and value head h (k-head = h / (Hv/Hk)),
+ *   S *= exp(g_t);  u = beta_t (v_t - S^T k_t);  S += k_t u^T;  o_t = scale S^T q_t
+ * with S in R^{K x V}, fp32. Tensors are token-major and contiguous (the FLA convention):
+ *   q, k  [B, T, Hk, K]   (bf16 or fp16)        v, o  [B, T, Hv, V]  (same dtype as q)
+ *   g     [B, T, Hv] fp32 (log decay, <= 0)     beta  [B, T, Hv]     (fp32 or the q dtype)
+ *   h0/ht [N, Hv, K, V] fp32, or [N, Hv, V, K] with GDN_STATE_VK
+ * With cu_seqlens (B must be 1) the T tokens hold N packed sequences; without it N = B.
+ *
+ * Every entry point validates its arguments first and returns a status; the detailed
+ * message (which argument, what was expected, what was given) is in gdn_last_error().
+ * No entry point synchronises the device with the host: calls are safe to capture in a
+ * CUDA graph. Validation that needs cu_seqlens' contents uses cu_seqlens_host when the
+ * caller provides it (a host copy); it is never copied back from the device.
+ */
+#ifndef GDN_GDN_H
+#define GDN_GDN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* cudaStream_t without pulling in the CUDA headers. */
+typedef struct CUstream_st* gdn_stream_t;
+
+typedef enum gdn_status {
+  GDN_OK = 0,
+  GDN_ERROR_INVALID_ARGUMENT = 1, /* a pointer, size or value is not acceptable */
+  GDN_ERROR_UNSUPPORTED = 2,      /* valid GDN problem this build has no kernel for */
+  GDN_ERROR_NOT_AVAILABLE = 3,    /* no CUDA device, or the library was built without kernels */
+  GDN_ERROR_CUDA = 4,             /* a CUDA call failed; the message holds cudaGetErrorString */
+  GDN_ERROR_WORKSPACE = 5,        /* the workspace given is smaller than gdn_*_workspace_size */
+  GDN_ERROR_INTERNAL = 6
+} gdn_status;
+
+typedef enum gdn_dtype { GDN_BF16 = 0, GDN_FP16 = 1, GDN_FP32 = 2 } gdn_dtype;
+typedef enum gdn_index_dtype { GDN_INT32 = 0, GDN_INT64 = 1 } gdn_index_dtype;
+
+/* Layout of h0 / ht / dht / dh0: [N, Hv, K, V] (FLA) or [N, Hv, V, K] (FlashInfer). */
+typedef enum gdn_state_layout { GDN_STATE_KV = 0, GDN_STATE_VK = 1 } gdn_state_layout;
+
+/* A plain description of one problem. Pointers are device pointers unless named _host. */
+typedef struct gdn_problem {
+  int64_t B;                       /* batch; must be 1 when cu_seqlens is given */
+  int64_t T;                       /* tokens per batch row (total tokens when packed) */
+  int64_t num_seqs;                /* N when cu_seqlens is given (cu_seqlens has N+1 entries) */
+  const void* cu_seqlens;          /* device, optional: [N+1] int32/int64, 0 .. T, non-decreasing */
+  const void* cu_seqlens_host;     /* host copy of cu_seqlens, optional: validation and hints */
+  gdn_index_dtype cu_seqlens_dtype;
+  int64_t max_seqlen_hint;         /* longest sequence if the caller knows it, else 0 */
+  int32_t Hk;                      /* q/k heads */
+  int32_t Hv;                      /* v heads; Hv % Hk == 0 (GVA) */
+  int32_t K;                       /* key head dim (128) */
+  int32_t V;                       /* value head dim (128) */
+  gdn_dtype qkv_dtype;             /* dtype of q, k, v, o (and dq, dk, dv, do) */
+  gdn_dtype beta_dtype;            /* fp32 or qkv_dtype (dbeta has the same dtype) */
+  float scale;                     /* usually K^-0.5 */
+  gdn_state_layout state_layout;
+} gdn_problem;
+
+/* Fills a problem with defaults: scale = K^-0.5, bf16, fp32 beta, KV layout, no cu_seqlens. */
+void gdn_problem_init(gdn_problem* p, int64_t B, int64_t T, int32_t Hk, int32_t Hv, int32_t K,
+                      int32_t V);
+
+typedef struct gdn_fwd_args {
+  const void* q;
+  const void* k;
+  const void* v;
+  const float* g;
+  const void* beta;
+  const float* h0;      /* optional: NULL means a zero initial state */
+  void* o;              /* required */
+  float* ht;            /* optional: NULL means no final state is written */
+  void* workspace;      /* optional: NULL lets the library allocate stream-ordered memory */
+  size_t workspace_bytes;
+} gdn_fwd_args;
+
+typedef struct gdn_bwd_args {
+  const void* q;
+  const void* k;
+  const void* v;
+  const float* g;
+  const void* beta;
+  const float* h0;      /* optional, as in the forward */
+  const void* d_o;      /* required: gradient of o */
+  const float* dht;     /* optional: gradient of the final state */
+  void* dq;             /* required [B,T,Hk,K], summed over the Hv/Hk heads sharing a k head */
+  void* dk;             /* required, as dq */
+  void* dv;             /* required [B,T,Hv,V] */
+  float* dg;            /* required [B,T,Hv] */
+  void* dbeta;          /* required [B,T,Hv], beta_dtype */
+  float* dh0;           /* optional: written when not NULL (zero start state if h0 is NULL) */
+  void* workspace;
+  size_t workspace_bytes;
+} gdn_bwd_args;
+
+/* Checks a problem alone (sizes, dtypes, host copy of cu_seqlens). */
+gdn_status gdn_validate_problem(const gdn_problem* p);
+gdn_status gdn_validate_fwd(const gdn_problem* p, const gdn_fwd_args* a);
+gdn_status gdn_validate_bwd(const gdn_problem* p, const gdn_bwd_args* a);
+
+/* Bytes of scratch a call needs; 0 with the message set when the problem is invalid. */
+size_t gdn_fwd_workspace_size(const gdn_problem* p);
+size_t gdn_bwd_workspace_size(const gdn_problem* p);
+
+gdn_status gdn_fwd(const gdn_problem* p, const gdn_fwd_args* a, gdn_stream_t stream);
+gdn_status gdn_bwd(const gdn_problem* p, const gdn_bwd_args* a, gdn_stream_t stream);
+
+/* Name of the kernel variant a forward call with this problem would use (the dispatch
+ * decision, made on the host without touching the device). NULL if invalid. */
+const char* gdn_fwd_variant_name(const gdn_problem* p);
+
+const char* gdn_status_string(gdn_status s);
+/* The message of the last failing call on this thread ("" when none). */
+const char* gdn_last_error(void);
+/* 1 when a CUDA device with compute capability 9.0 is usable, else 0. */
+int gdn_device_available(void);
+const char* gdn_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GDN_GDN_H */

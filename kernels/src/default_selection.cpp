@@ -1,0 +1,113 @@
+// The default selection rule: which variant runs when no tuned dispatch table decides.
+//
+// Why it looks the way it does. GDN prefill is a recurrence: per (sequence, value head) the
+// chunks of a sequence run one after another, and one CTA owns one (chain, V-block). The
+// measured lesson (docs/anchors.md) is that chain length, not arithmetic, sets the time once
+// the GPU is not full: the same tokens in twice as many half-length chains ran twice as fast.
+// So the rule, step by step, each step narrowing the candidates:
+//   1. family:  the fused family when one is compiled and implementable (state in registers,
+//               one launch); the staged decomposition is the correctness baseline, the fallback.
+//   2. block_v: splitting V creates more CTAs but each V-block repeats the K-side work of its
+//               chunk (k k^T, the inverse, the gate products). Take the largest block_v whose
+//               CTA count, chains * V / block_v, still fills every SM; when even the smallest
+//               cannot fill them, take the smallest (most parallelism).
+//   3. CP:      with SMs still idle and a longest sequence longer than one segment, exact
+//               context parallelism cuts that sequence into segments of cp_segment_chunks
+//               chunks. Take the longest segment that fills the SMs (fewest segments: least
+//               fix-up work); when none fills them, the shortest segment that still splits.
+//               Otherwise CP off, when such a variant exists.
+//   4. chains per CTA: two interleaved chains hide each other's serial latency but halve the
+//               CTA count, so only when at least two full waves of CTAs exist.
+//   5. the rest (pipeline stages, warp roles, register split): first in registry order; a
+//               tuned table (gdnlab export) is where measured preferences belong.
+// Every step keeps at least one candidate: a preferred value is only taken when some remaining
+// candidate has it, so the rule works for any subset of the variant space a build compiles.
+#include "default_selection.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <vector>
+
+namespace gdn::detail {
+
+namespace {
+
+using Pool = std::vector<const Variant*>;
+
+Pool keep_if(const Pool& pool, const std::function<bool(const KernelConfig&)>& keep) {
+  Pool kept;
+  for (const Variant* v : pool)
+    if (keep(v->config())) kept.push_back(v);
+  return kept.empty() ? pool : kept;
+}
+
+std::set<int> values_of(const Pool& pool, int KernelConfig::*field) {
+  std::set<int> values;
+  for (const Variant* v : pool) values.insert(v->config().*field);
+  return values;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// CTAs of a non-CP launch: one per (sequence, value head, V-block).
+int64_t ctas_without_cp(const SelectionInput& in, int block_v) {
+  return in.num_seqs * in.Hv * ceil_div(in.V, block_v);
+}
+
+int choose_block_v(const SelectionInput& in, const Pool& pool) {
+  const std::set<int> block_vs = values_of(pool, &KernelConfig::block_v);
+  for (auto it = block_vs.rbegin(); it != block_vs.rend(); ++it)
+    if (ctas_without_cp(in, *it) >= in.sm_count) return *it;
+  return *block_vs.begin();
+}
+
+// Returns the chosen cp_segment_chunks (0 = off).
+int choose_cp_segment(const SelectionInput& in, int block_v, const Pool& pool) {
+  const std::set<int> segments = values_of(pool, &KernelConfig::cp_segment_chunks);
+  const bool off_available = segments.count(0) != 0;
+  const int64_t ctas = ctas_without_cp(in, block_v);
+  if (ctas >= in.sm_count && off_available) return 0;
+  const int64_t longest_chunks = ceil_div(in.longest, kChunk);
+  // Only the longest sequence is counted: it is the critical path, the others add CTAs.
+  const int64_t ctas_per_segment = int64_t{in.Hv} * ceil_div(in.V, block_v);
+  int best_filling = 0, shortest_splitting = 0;
+  for (int segment : segments) {  // ascending
+    if (segment == 0 || segment >= longest_chunks) continue;  // would not split anything
+    if (shortest_splitting == 0) shortest_splitting = segment;
+    if (ctas_per_segment * ceil_div(longest_chunks, segment) >= in.sm_count)
+      best_filling = segment;  // ascending: ends at the longest filling segment
+  }
+  if (best_filling != 0) return best_filling;
+  if (shortest_splitting != 0) return shortest_splitting;
+  return off_available ? 0 : *segments.begin();
+}
+
+int64_t ctas_with_cp(const SelectionInput& in, int block_v, int segment) {
+  if (segment == 0) return ctas_without_cp(in, block_v);
+  const int64_t segments_of_longest = ceil_div(ceil_div(in.longest, kChunk), segment);
+  return std::max(ctas_without_cp(in, block_v),
+                  int64_t{in.Hv} * ceil_div(in.V, block_v) * segments_of_longest);
+}
+
+}  // namespace
+
+const Variant* select_default_variant(const SelectionInput& in,
+                                      std::span<const Variant* const> implementable) {
+  if (implementable.empty()) return nullptr;
+  Pool pool(implementable.begin(), implementable.end());
+  pool = keep_if(pool, [](const KernelConfig& c) { return c.family == Family::Fused; });
+
+  const int block_v = choose_block_v(in, pool);
+  pool = keep_if(pool, [&](const KernelConfig& c) { return c.block_v == block_v; });
+
+  const int segment = choose_cp_segment(in, block_v, pool);
+  pool = keep_if(pool, [&](const KernelConfig& c) { return c.cp_segment_chunks == segment; });
+
+  const int chains = ctas_with_cp(in, block_v, segment) >= 2 * int64_t{in.sm_count} ? 2 : 1;
+  pool = keep_if(pool, [&](const KernelConfig& c) { return c.chains_per_cta == chains; });
+
+  return pool.front();
+}
+
+}  // namespace gdn::detail

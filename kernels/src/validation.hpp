@@ -1,0 +1,36 @@
+// Internal: argument validation shared by gdn_validate_*, the workspace queries and the
+// entry points. Every function returns GDN_OK or a failure whose message names the argument
+// (see status.hpp); `where` is the public entry point the caller is in.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "gdn/gdn.h"
+
+namespace gdn::detail {
+
+// What validation learns about a problem; the dispatch decision uses it.
+struct ProblemFacts {
+  int64_t num_seqs = 0;   // N: sequences (B without cu_seqlens)
+  int64_t tokens = 0;     // B * T
+  int64_t longest = 0;    // the longest sequence: exact when longest_exact, else an upper bound
+  bool longest_exact = false;
+};
+
+gdn_status validate_problem(const gdn_problem* p, std::string_view where, ProblemFacts* facts);
+
+// Part of validate_problem: cu_seqlens, its host copy, num_seqs and max_seqlen_hint.
+// Runs after the sizes are known to be non-negative.
+gdn_status validate_sequences(const gdn_problem& p, std::string_view where, ProblemFacts* facts);
+
+// Part of validate_problem: byte sizes of every tensor fit 64-bit indexing.
+gdn_status validate_index_ranges(const gdn_problem& p, int64_t num_seqs, std::string_view where);
+
+// Pointer rules of the argument structs (the problem must already be valid).
+gdn_status validate_fwd_args(const gdn_problem& p, const gdn_fwd_args* a, const ProblemFacts& f,
+                             std::string_view where);
+gdn_status validate_bwd_args(const gdn_problem& p, const gdn_bwd_args* a, const ProblemFacts& f,
+                             std::string_view where);
+
+}  // namespace gdn::detail

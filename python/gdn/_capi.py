@@ -1,0 +1,198 @@
+"""ctypes mirror of kernels/include/gdn/gdn.h and the loader of libgdn.so.
+
+The structures below copy the C header field by field and in order; tests/python compares their
+sizes and offsets with a program compiled against the header, so drift is caught. Nothing here
+needs torch or a GPU: the library is loaded on first use, not at import.
+"""
+
+import ctypes
+import os
+import threading
+from pathlib import Path
+
+from ._errors import GdnNotAvailableError, error_for_status
+
+# enum gdn_status / gdn_dtype / gdn_index_dtype / gdn_state_layout (C enums are int-sized).
+GDN_OK = 0
+GDN_BF16, GDN_FP16, GDN_FP32 = 0, 1, 2
+GDN_INT32, GDN_INT64 = 0, 1
+GDN_STATE_KV, GDN_STATE_VK = 0, 1
+
+_c_enum = ctypes.c_int
+
+
+class GdnProblem(ctypes.Structure):
+    _fields_ = [
+        ("B", ctypes.c_int64),
+        ("T", ctypes.c_int64),
+        ("num_seqs", ctypes.c_int64),
+        ("cu_seqlens", ctypes.c_void_p),
+        ("cu_seqlens_host", ctypes.c_void_p),
+        ("cu_seqlens_dtype", _c_enum),
+        ("max_seqlen_hint", ctypes.c_int64),
+        ("Hk", ctypes.c_int32),
+        ("Hv", ctypes.c_int32),
+        ("K", ctypes.c_int32),
+        ("V", ctypes.c_int32),
+        ("qkv_dtype", _c_enum),
+        ("beta_dtype", _c_enum),
+        ("scale", ctypes.c_float),
+        ("state_layout", _c_enum),
+    ]
+
+
+class GdnFwdArgs(ctypes.Structure):
+    _fields_ = [
+        ("q", ctypes.c_void_p),
+        ("k", ctypes.c_void_p),
+        ("v", ctypes.c_void_p),
+        ("g", ctypes.c_void_p),
+        ("beta", ctypes.c_void_p),
+        ("h0", ctypes.c_void_p),
+        ("o", ctypes.c_void_p),
+        ("ht", ctypes.c_void_p),
+        ("workspace", ctypes.c_void_p),
+        ("workspace_bytes", ctypes.c_size_t),
+    ]
+
+
+class GdnBwdArgs(ctypes.Structure):
+    _fields_ = [
+        ("q", ctypes.c_void_p),
+        ("k", ctypes.c_void_p),
+        ("v", ctypes.c_void_p),
+        ("g", ctypes.c_void_p),
+        ("beta", ctypes.c_void_p),
+        ("h0", ctypes.c_void_p),
+        ("d_o", ctypes.c_void_p),
+        ("dht", ctypes.c_void_p),
+        ("dq", ctypes.c_void_p),
+        ("dk", ctypes.c_void_p),
+        ("dv", ctypes.c_void_p),
+        ("dg", ctypes.c_void_p),
+        ("dbeta", ctypes.c_void_p),
+        ("dh0", ctypes.c_void_p),
+        ("workspace", ctypes.c_void_p),
+        ("workspace_bytes", ctypes.c_size_t),
+    ]
+
+
+_P = ctypes.POINTER
+# name -> (restype, argtypes)
+_PROTOTYPES = {
+    "gdn_problem_init": (None, [_P(GdnProblem), ctypes.c_int64, ctypes.c_int64, ctypes.c_int32,
+                                ctypes.c_int32, ctypes.c_int32, ctypes.c_int32]),
+    "gdn_validate_problem": (ctypes.c_int, [_P(GdnProblem)]),
+    "gdn_validate_fwd": (ctypes.c_int, [_P(GdnProblem), _P(GdnFwdArgs)]),
+    "gdn_validate_bwd": (ctypes.c_int, [_P(GdnProblem), _P(GdnBwdArgs)]),
+    "gdn_fwd_workspace_size": (ctypes.c_size_t, [_P(GdnProblem)]),
+    "gdn_bwd_workspace_size": (ctypes.c_size_t, [_P(GdnProblem)]),
+    "gdn_fwd": (ctypes.c_int, [_P(GdnProblem), _P(GdnFwdArgs), ctypes.c_void_p]),
+    "gdn_bwd": (ctypes.c_int, [_P(GdnProblem), _P(GdnBwdArgs), ctypes.c_void_p]),
+    "gdn_fwd_variant_name": (ctypes.c_char_p, [_P(GdnProblem)]),
+    "gdn_status_string": (ctypes.c_char_p, [ctypes.c_int]),
+    "gdn_last_error": (ctypes.c_char_p, []),
+    "gdn_device_available": (ctypes.c_int, []),
+    "gdn_version": (ctypes.c_char_p, []),
+}
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+_REPO_ROOT = _PACKAGE_DIR.parent.parent
+
+
+def candidate_paths():
+    """Where libgdn.so is looked for, in order: $GDN_LIBRARY, the repo's build, the package."""
+    paths = []
+    env = os.environ.get("GDN_LIBRARY")
+    if env:
+        paths.append(Path(env))
+    paths.append(_REPO_ROOT / "build" / "kernels" / "libgdn.so")
+    paths.append(_PACKAGE_DIR / "libgdn.so")
+    return paths
+
+
+class Library:
+    """libgdn.so with typed entry points. Use library() to get the process-wide instance."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        try:
+            self._dll = ctypes.CDLL(str(self.path))
+        except OSError as e:
+            raise GdnNotAvailableError(f"cannot load libgdn from {self.path}: {e}") from e
+        for name, (restype, argtypes) in _PROTOTYPES.items():
+            try:
+                fn = getattr(self._dll, name)
+            except AttributeError as e:
+                raise GdnNotAvailableError(
+                    f"{self.path} lacks the C API function {name}: is it an older libgdn?") from e
+            fn.restype = restype
+            fn.argtypes = argtypes
+            setattr(self, name, fn)
+
+    def last_error(self):
+        return (self.gdn_last_error() or b"").decode("utf-8", "replace")
+
+    def version(self):
+        return (self.gdn_version() or b"").decode()
+
+    def device_available(self):
+        return bool(self.gdn_device_available())
+
+    def check(self, status, call):
+        """Raises the exception that matches a non-zero gdn_status, with gdn_last_error()."""
+        if status != GDN_OK:
+            raise error_for_status(status, call, self.last_error())
+
+    def validate_problem(self, problem):
+        self.check(self.gdn_validate_problem(ctypes.byref(problem)), "gdn_validate_problem")
+
+    def fwd_workspace_size(self, problem):
+        # 0 is also the answer for "invalid problem": validate first so 0 means "none needed".
+        self.validate_problem(problem)
+        return int(self.gdn_fwd_workspace_size(ctypes.byref(problem)))
+
+    def bwd_workspace_size(self, problem):
+        self.validate_problem(problem)
+        return int(self.gdn_bwd_workspace_size(ctypes.byref(problem)))
+
+    def fwd(self, problem, args, stream):
+        self.check(self.gdn_fwd(ctypes.byref(problem), ctypes.byref(args), stream), "gdn_fwd")
+
+    def bwd(self, problem, args, stream):
+        self.check(self.gdn_bwd(ctypes.byref(problem), ctypes.byref(args), stream), "gdn_bwd")
+
+    def fwd_variant_name(self, problem):
+        name = self.gdn_fwd_variant_name(ctypes.byref(problem))
+        if name is None:
+            message = self.last_error()  # set by this call: an invalid problem or no variant
+            self.validate_problem(problem)
+            raise error_for_status(2, "gdn_fwd_variant_name", message)
+        return name.decode()
+
+
+_lock = threading.Lock()
+_library = None
+
+
+def library():
+    """The loaded libgdn (first of candidate_paths() that exists); GdnNotAvailableError if none."""
+    global _library
+    with _lock:
+        if _library is None:
+            tried = candidate_paths()
+            found = next((p for p in tried if p.is_file()), None)
+            if found is None:
+                listing = ", ".join(str(p) for p in tried)
+                raise GdnNotAvailableError(
+                    f"libgdn.so not found (tried {listing}); build it (cmake --build build "
+                    f"--target gdn) or set GDN_LIBRARY to its path")
+            _library = Library(found)
+        return _library
+
+
+def reset_library_for_tests():
+    """Forgets the loaded library so a test can point GDN_LIBRARY elsewhere."""
+    global _library
+    with _lock:
+        _library = None

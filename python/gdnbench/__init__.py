@@ -1,0 +1,2 @@
+"""Peer benchmark helpers for scripts/bench_peers.py: rows and report are torch-free; measure and
+peers need torch and a CUDA device."""

@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""Times libgdn against FLA 0.5.0 (live, same process, same inputs, same timer) over the anchor
+shape sets, and writes bench/results/<out>.csv with a provenance header plus a printed table.
+
+Rows: scripts/shapes/fwd_anchors.csv and bwd_anchors.csv, joined with the published tables in
+bench/anchors/ (FlashQLA's H200 table: FlashQLA, FlashInfer and FLA columns). Inputs: gdn.md
+section 5. Timer: CUDA-graph replay, median of --reps samples after --warmup replays; each
+library's first (eager) call per row absorbs Triton JIT and FLA's autotuning, which costs
+30-110 s per new head configuration (rows are grouped by head configuration, so once each).
+Set TRITON_CACHE_DIR to a carried folder to keep the autotuning between runs.
+
+FlashQLA is not run live (flash-qla + tilelang + z3 are ~80 MB of wheels, over the carry limit):
+flashqla_ms is its published figure, flashqla_source=published. The CSV keeps published figures
+raw; the printed table scales them by the row's FLA live/published ratio (anchors.md).
+
+FLA's backward is timed with its Hopper/Triton>=3.4 guard bypassed (its issue 640): timing only.
+
+Examples (on the H200, from the repo root, with FLA importable):
+  PYTHONPATH=python:/tmp/site python3 scripts/bench_peers.py --pass fwd --out fwd_h200
+  ... --pass bwd --rows 16/32,32k_1seq --reps 50 --out bwd_h200
+  ... --pass fwd --out fwd_h200 --resume --budget-s 500     # continue a run cut short
+  python3 scripts/bench_peers.py --pass both --dry-run       # list rows, no GPU needed
+"""
+
+import argparse
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from collections import OrderedDict
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "python"))
+
+from gdnbench import report  # noqa: E402  (torch-free)
+from gdnbench.rows import RowError, load_rows, select_rows  # noqa: E402
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pass", dest="pass_", choices=["fwd", "bwd", "both"], default="fwd",
+                    help="which anchor set to time (default fwd)")
+    ap.add_argument("--rows", default="",
+                    help="comma-separated filters: a row-name substring, an anchor seqlens "
+                         "label (1x32768, 8k_2seq) or a head pair h_qk/h_v (2/8)")
+    ap.add_argument("--reps", type=int, default=30, help="timed graph replays per row (default 30)")
+    ap.add_argument("--warmup", type=int, default=5, help="untimed replays per row (default 5)")
+    ap.add_argument("--out", default="",
+                    help="output CSV: a path, or a name put under bench/results/ "
+                         "(default peers_<pass>_<UTC date>.csv)")
+    ap.add_argument("--anchors-dir", default=str(REPO / "bench" / "anchors"),
+                    help="folder of the published anchor CSVs (default bench/anchors)")
+    ap.add_argument("--shapes-dir", default=str(REPO / "scripts" / "shapes"),
+                    help="folder of fwd_anchors.csv / bwd_anchors.csv (default scripts/shapes)")
+    ap.add_argument("--no-fla", action="store_true", help="time ours only (fla_ms left empty)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the rows of an existing --out that have no error; time the rest")
+    ap.add_argument("--budget-s", type=float, default=0,
+                    help="stop starting new rows after this many seconds (0: no limit); "
+                         "finish later with --resume")
+    ap.add_argument("--seed", type=int, default=1234, help="input seed (row i uses seed + i)")
+    ap.add_argument("--git-sha", default=os.environ.get("GDN_GIT_SHA", ""),
+                    help="commit measured (default $GDN_GIT_SHA, else git rev-parse HEAD)")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="list the rows with their published figures and exit (no GPU needed)")
+    a = ap.parse_args(argv)
+    if a.reps < 1:
+        ap.error(f"--reps: expected >= 1; got {a.reps}")
+    if a.warmup < 0:
+        ap.error(f"--warmup: expected >= 0; got {a.warmup}")
+    return a
+
+
+def output_path(a):
+    name = a.out or f"peers_{a.pass_}_{datetime.now(timezone.utc):%Y%m%d_%H%M}.csv"
+    path = Path(name)
+    if path.parent == Path("."):
+        path = REPO / "bench" / "results" / path
+    if path.suffix != ".csv":
+        path = path.with_suffix(".csv")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def git_sha(a):
+    if a.git_sha:
+        return a.git_sha
+    try:
+        out = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", "-q", "HEAD"],
+                             capture_output=True, text=True, timeout=10)
+        sha = out.stdout.strip()
+        if out.returncode == 0 and sha:
+            dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain",
+                                    "--untracked-files=no"], capture_output=True, text=True,
+                                   timeout=10).stdout.strip()
+            return sha + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return "unknown (no .git here and GDN_GIT_SHA unset)"
+
+
+def nvidia_smi(query):
+    try:
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 else "n/a"
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return "n/a"
+
+
+def provenance(a, torch, fla_version, gdn_version):
+    import triton
+    props = torch.cuda.get_device_properties(0)
+    return [
+        f"gdnlab peer benchmark, {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}",
+        f"GPU: {props.name}, {props.multi_processor_count} SMs, "
+        f"{props.total_memory / 2**30:.0f} GiB; clocks now (sm, mem, max sm): "
+        f"{nvidia_smi('clocks.sm,clocks.mem,clocks.max.sm')}",
+        f"driver: {nvidia_smi('driver_version')}; CUDA (torch): {torch.version.cuda}; "
+        f"torch: {torch.__version__}; triton: {triton.__version__}; python: {platform.python_version()}",
+        f"FLA: {fla_version} (fla-core wheel; bwd guard for its issue 640 bypassed: timing only); "
+        f"FlashQLA: published column (not run live); FlashInfer: published column",
+        f"libgdn: {gdn_version}; git SHA: {git_sha(a)}",
+        f"timing: CUDA-graph replay, median of {a.reps} after {a.warmup} warm-up replays, "
+        f"eager first call per row; no L2 flush between replays (same for every library)",
+        "inputs: gdn.md section 5 (l2norm q/k bf16, g = logsigmoid(randn)/16 with 25% of value "
+        f"heads g = 0, beta = sigmoid(randn), h0 = randn, cu_seqlens always), seed {a.seed} + row",
+        "published columns are raw (unscaled); flashqla_source says live or published",
+        "command: " + " ".join(shlex.quote(x) for x in [sys.executable] + sys.argv),
+    ]
+
+
+def relative_error(x, ref):
+    d = (x.float() - ref.float()).norm()
+    n = ref.float().norm()
+    return float(d / n) if float(n) > 0 else float(d)
+
+
+def measure_row(row, index, a, torch, fla):
+    from gdnbench import measure, peers
+    out = {"pass": row.pass_, "name": row.name, "model": row.model, "seqlens": row.label,
+           "lengths": "+".join(map(str, row.lengths)), "h_qk": row.h_qk, "h_v": row.h_v,
+           "tokens": row.total_tokens, "samples": a.reps,
+           "fla_published_ms": report.fmt_ms(row.published.get("fla")),
+           "flashqla_ms": report.fmt_ms(row.published.get("flashqla")),
+           "flashqla_source": "published" if row.published.get("flashqla") else "",
+           "flashinfer_published_ms": report.fmt_ms(row.published.get("flashinfer"))}
+    errors = []
+    inp = measure.make_inputs(row, a.seed + index, with_grads=row.pass_ == "bwd")
+    try:
+        out["ours_variant"] = peers.ours_variant(inp)
+        fn = peers.ours_fwd(inp) if row.pass_ == "fwd" else peers.ours_bwd(inp)
+        t = measure.time_graph(fn, a.reps, a.warmup)
+        out.update(ours_ms=report.fmt_ms(t.median_ms), ours_p20_ms=report.fmt_ms(t.p20_ms),
+                   ours_p80_ms=report.fmt_ms(t.p80_ms))
+    except Exception as e:  # one failing library or row must not stop the run
+        errors.append(f"ours: {type(e).__name__}: {e}")
+    if fla is not None:
+        try:
+            fn = fla.fwd(inp) if row.pass_ == "fwd" else fla.bwd(inp)
+            t = measure.time_graph(fn, a.reps, a.warmup)
+            out.update(fla_ms=report.fmt_ms(t.median_ms), fla_p20_ms=report.fmt_ms(t.p20_ms),
+                       fla_p80_ms=report.fmt_ms(t.p80_ms))
+        except Exception as e:
+            errors.append(f"fla: {type(e).__name__}: {e}")
+    if row.pass_ == "fwd" and fla is not None and not errors:
+        # A cheap sanity check that both libraries computed the same thing (FLA's forward is
+        # trustworthy; its backward is not, so only the forward is compared).
+        try:
+            o_ours, _ = peers.ours_fwd(inp)()
+            o_fla = fla.fwd(inp)()[1]
+            rel = relative_error(o_ours, o_fla)
+            if not rel <= 2e-2:
+                errors.append(f"check: o differs from FLA's by {rel:.3g} relative RMS")
+        except Exception as e:
+            errors.append(f"check: {type(e).__name__}: {e}")
+    out["error"] = "; ".join(e.replace("\n", " ")[:300] for e in errors)
+    del inp
+    torch.cuda.empty_cache()
+    return out
+
+
+def kept_rows(path, resume):
+    if not (resume and path.exists()):
+        return []
+    return [r for r in report.read_csv(path) if not r.get("error") and r.get("ours_ms")]
+
+
+def main(argv=None):
+    a = parse_args(sys.argv[1:] if argv is None else argv)
+    passes = ["fwd", "bwd"] if a.pass_ == "both" else [a.pass_]
+    try:
+        rows = [r for p in passes for r in select_rows(load_rows(p, a.shapes_dir, a.anchors_dir), a.rows)]
+    except (RowError, OSError) as e:
+        print(f"bench_peers: {e}", file=sys.stderr)
+        return 2
+    if not rows:
+        print(f"bench_peers: no rows match --rows '{a.rows}'", file=sys.stderr)
+        return 2
+    if a.dry_run:
+        for r in rows:
+            pub = " ".join(f"{k}={report.fmt_ms(v) or '-'}" for k, v in r.published.items())
+            print(f"{r.pass_} {r.name:28} N={len(r.lengths):<2} T={r.total_tokens:<6} {pub}")
+        print(f"{len(rows)} rows")
+        return 0
+
+    try:
+        import torch
+    except ImportError:
+        print("bench_peers: skipped: no CUDA device (torch is not installed)", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("bench_peers: skipped: no CUDA device", file=sys.stderr)
+        return 2
+    from gdnbench import peers
+    fla, fla_version = None, "not run (--no-fla)"
+    if not a.no_fla:
+        try:
+            fla = peers.Fla()
+            fla_version = fla.version
+        except Exception as e:
+            fla_version = f"unavailable ({type(e).__name__}: {e})"
+            print(f"bench_peers: FLA not importable, timing ours only: {e}", file=sys.stderr)
+
+    path = output_path(a)
+    kept = kept_rows(path, a.resume)
+    done = {(r["pass"], r["name"]) for r in kept}
+    lines = provenance(a, torch, fla_version, peers.library_version())
+    if kept:
+        lines.append(f"resumed: {len(kept)} rows kept from an earlier run of this file")
+    writer = report.CsvWriter(path, lines, kept)
+    results = list(kept)
+    start = time.monotonic()
+    todo = [(i, r) for i, r in enumerate(rows) if (r.pass_, r.name) not in done]
+    print(f"bench_peers: {len(todo)} rows to time ({len(kept)} kept) -> {path}", flush=True)
+    heads_seen = OrderedDict()
+    for n, (i, row) in enumerate(todo):
+        if a.budget_s and time.monotonic() - start > a.budget_s:
+            print(f"bench_peers: --budget-s {a.budget_s:g} reached; {len(todo) - n} rows left: "
+                  f"rerun with --resume --out {path}", flush=True)
+            break
+        t0 = time.monotonic()
+        first = (row.pass_, row.heads) not in heads_seen
+        heads_seen[(row.pass_, row.heads)] = True
+        try:
+            out = measure_row(row, i, a, torch, fla)
+        except Exception as e:  # input creation or anything outside the per-library guards
+            out = {"pass": row.pass_, "name": row.name, "seqlens": row.label, "h_qk": row.h_qk,
+                   "h_v": row.h_v, "error": f"row: {type(e).__name__}: {e}"[:300]}
+        writer.write(out)
+        results.append({c: str(out.get(c, "")) for c in report.COLUMNS})
+        print(f"[{n + 1}/{len(todo)}] {row.pass_} {row.name}: ours {out.get('ours_ms') or '-'} ms, "
+              f"FLA {out.get('fla_ms') or '-'} ms ({time.monotonic() - t0:.1f} s"
+              f"{', incl. warm-up of this head config' if first else ''})"
+              f"{'  ERROR ' + out['error'] if out.get('error') else ''}", flush=True)
+    writer.close()
+    print()
+    print(report.format_table(results))
+    print(f"\nwrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

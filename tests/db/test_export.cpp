@@ -1,0 +1,172 @@
+// Dispatch-table export: files, atomicity, errors, and a generated header that compiles and
+// answers lookups (checked by the system compiler with static_asserts).
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <sqlite3.h>
+
+#include "gdn/db/export.hpp"
+#include "scenario.hpp"
+
+namespace gdn::db::test {
+namespace {
+
+namespace dsp = gdn::dispatch;
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> files_in(const fs::path& dir) {
+  std::vector<std::string> out;
+  if (!fs::exists(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string export_error(const Database& db, const ExportOptions& o) {
+  try {
+    export_dispatch(db, o);
+  } catch (const DbError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+struct ExportTest : ::testing::Test {
+  ScratchDir dir;
+  Database db = Database::open(dir.file("r.db"));
+  Scenario sc = write_scenario(db);
+  fs::path out = dir.path() / "table";
+};
+
+TEST_F(ExportTest, WritesJsonAndHeaderAndNothingElse) {
+  const ExportResult r = export_dispatch(db, {.out_dir = out});
+  EXPECT_EQ(files_in(out), (std::vector<std::string>{"dispatch.json", "gdn_dispatch_table.hpp"}));
+  EXPECT_EQ(r.selection.sweep.sweep.id, sc.sweep);  // the latest sweep with passes by default
+  const std::string json = read(r.json_path);
+  EXPECT_NE(json.find("\"variants\": [\"gdn_fwd_A\", \"gdn_fwd_B\", \"gdn_fwd_C\"]"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"name\": \"NVIDIA H200\""), std::string::npos);
+  EXPECT_NE(json.find("\"total_tokens_bucket\": 16, \"max_seqlen_bucket\": 16, \"variant\": \"gdn_fwd_B\""),
+            std::string::npos) << json;
+  EXPECT_NE(json.find("\"margin\": 0.25"), std::string::npos);
+  EXPECT_NE(json.find("\"margin\": null, \"runner_up\": null"), std::string::npos);
+  EXPECT_EQ(read(r.header_path), render_dispatch_header(r.selection));
+}
+
+TEST_F(ExportTest, GeneratedHeaderCompilesAndAnswersLookups) {
+  export_dispatch(db, {.sweep_id = sc.sweep, .out_dir = out});
+  const fs::path probe = dir.path() / "probe.cpp";
+  std::ofstream(probe) << R"cpp(
+#include "gdn_dispatch_table.hpp"
+using namespace gdn::dispatch;
+using namespace gdn::dispatch::generated;
+constexpr Shape fwd(long seqs, long tokens, long maxlen, int h_qk = 16) {
+  return {Pass::Forward, h_qk, 32, 128, 128, DType::BF16, seqs, tokens, maxlen};
+}
+static_assert(kEntries.size() == 4);
+static_assert(kVariantNames.size() == 3 && kVariantNames[1] == "gdn_fwd_B");
+static_assert(kTableInfo.sweep_id == 1 && kTableInfo.device_name == "NVIDIA H200");
+// exact buckets
+static_assert(lookup(kEntries, fwd(1, 4500, 4500)).exact());
+static_assert(lookup(kEntries, fwd(1, 4500, 4500)).entry->variant == "gdn_fwd_A");
+static_assert(lookup(kEntries, fwd(1, 70000, 70000)).entry->variant == "gdn_fwd_B");
+static_assert(lookup(kEntries, fwd(8, 9000, 2500)).entry->variant == "gdn_fwd_A");
+static_assert(lookup(kEntries, fwd(1, 4096, 4096, 32)).entry->variant == "gdn_fwd_C");
+static_assert(lookup(kEntries, fwd(1, 4096, 4096, 32)).entry->margin == kNoRunnerUp);
+// in between: 32768 tokens sits nearest B's 65536 bucket
+static_assert(lookup(kEntries, fwd(1, 32768, 32768)).entry->variant == "gdn_fwd_B");
+static_assert(lookup(kEntries, fwd(1, 32768, 32768)).distance == 2);
+// out of range: far beyond every bucket, or heads never measured
+static_assert(!lookup(kEntries, fwd(1, 1L << 26, 1L << 26)).found());
+static_assert(!lookup(kEntries, fwd(1, 4096, 4096, 4)).found());
+int main() { return 0; }
+)cpp";
+  const std::string log = (dir.path() / "compile.log").string();
+  const std::string cmd = std::string(GDN_TEST_CXX_COMPILER) + " -std=c++20 -fsyntax-only -I" +
+                          GDN_TEST_DB_INCLUDE_DIR + " -I" + out.string() + " " + probe.string() +
+                          " > " + log + " 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << read(log);
+}
+
+TEST_F(ExportTest, RuntimeLookupsOverTheSelection) {
+  const Selection sel = select_winners(db, sc.sweep);
+  const std::vector<dsp::Entry> table = dispatch_entries(sel);
+  ASSERT_EQ(table.size(), 4u);
+  auto pick = [&](std::int64_t seqs, std::int64_t tokens, std::int64_t maxlen) {
+    const dsp::Match m = dsp::lookup(table, dsp::Shape{dsp::Pass::Forward, 16, 32, 128, 128,
+                                                       dsp::DType::BF16, seqs, tokens, maxlen});
+    return m.found() ? std::string(m.entry->variant) : std::string("default");
+  };
+  EXPECT_EQ(pick(1, 5000, 5000), "gdn_fwd_A");       // exact
+  EXPECT_EQ(pick(1, 100000, 100000), "gdn_fwd_B");   // exact (2^16 bucket)
+  EXPECT_EQ(pick(4, 8192, 0), "gdn_fwd_A");          // between: nearest is the packed bucket
+  EXPECT_EQ(pick(1, 1 << 28, 1 << 28), "default");   // beyond: default selection
+}
+
+TEST_F(ExportTest, ReExportReplacesBothFiles) {
+  export_dispatch(db, {.out_dir = out});
+  const std::string first = read(out / kDispatchHeaderName);
+  const BucketChoice& c = select_winners(db, sc.sweep).buckets[0];
+  set_override(db, sc.sweep, c.key, "gdn_fwd_C", "pinned for the test");
+  export_dispatch(db, {.out_dir = out});
+  const std::string second = read(out / kDispatchHeaderName);
+  EXPECT_NE(first, second);
+  EXPECT_NE(second.find("override: pinned for the test"), std::string::npos);
+  EXPECT_NE(read(out / kDispatchJsonName).find("\"override_reason\": \"pinned for the test\""), std::string::npos);
+  EXPECT_EQ(files_in(out).size(), 2u);
+}
+
+TEST(ExportErrors, NoPassingResultsGivesAnErrorAndNoFiles) {
+  ScratchDir dir;
+  Database db = Database::open(dir.file("r.db"));
+  ResultsWriter w(db);
+  const std::int64_t sweep = w.begin_sweep(sweep_of(w.register_device(h200()), w.register_build(build())));
+  const std::int64_t v = w.register_variant(fused_variant("gdn_fwd_A", 64, 2));
+  const std::int64_t p = w.register_problem(problem(0, 16, 32, 1, 64, 64));
+  insert(w, failed(sweep, v, p, Outcome::Incorrect, "wrong"));
+  const fs::path out = dir.path() / "table";
+  EXPECT_NE(export_error(db, {.out_dir = out}).find("has no Passed result in any sweep"), std::string::npos);
+  EXPECT_NE(export_error(db, {.sweep_id = sweep, .out_dir = out}).find("sweep 1 has no Passed result"),
+            std::string::npos);
+  EXPECT_NE(export_error(db, {.sweep_id = 77, .out_dir = out}).find("sweep id 77 does not exist"),
+            std::string::npos);
+  EXPECT_TRUE(files_in(out).empty());
+}
+
+TEST(ExportErrors, ForeignSchemaIsRefusedBeforeAnyOutput) {
+  ScratchDir dir;
+  const std::string path = dir.file("foreign.db");
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  sqlite3_exec(raw, "CREATE TABLE t (x)", nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  try {
+    Database db = Database::open(path, {.create_if_missing = false});
+    export_dispatch(db, {.out_dir = dir.path() / "table"});
+    FAIL() << "a foreign database must not export";
+  } catch (const DbError& e) {
+    EXPECT_EQ(e.kind(), DbError::Kind::ForeignSchema);
+  }
+  EXPECT_TRUE(files_in(dir.path() / "table").empty());
+}
+
+TEST_F(ExportTest, UnwritableOutputLeavesNoFiles) {
+  std::ofstream(dir.path() / "a_file") << "x";
+  const std::string message = export_error(db, {.out_dir = dir.path() / "a_file"});
+  EXPECT_NE(message.find("cannot create the directory"), std::string::npos) << message;
+  EXPECT_NE(export_error(db, {}).find("out_dir"), std::string::npos);
+  // The header name is taken by a directory: the json is renamed first and must be removed again.
+  fs::create_directories(out / kDispatchHeaderName / "blocker");
+  EXPECT_NE(export_error(db, {.out_dir = out}).find("renaming"), std::string::npos);
+  EXPECT_EQ(files_in(out), (std::vector<std::string>{kDispatchHeaderName}));  // only the blocker dir
+}
+
+}  // namespace
+}  // namespace gdn::db::test

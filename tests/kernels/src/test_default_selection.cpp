@@ -1,0 +1,161 @@
+// The default selection rule over fake variants (no device, no kernels): each step of the rule
+// in default_selection.cpp has a test that fails if the step is dropped or inverted.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "default_selection.hpp"
+
+namespace {
+
+using gdn::Family;
+using gdn::KernelConfig;
+using gdn::WarpRoles;
+using gdn::detail::select_default_variant;
+using gdn::detail::SelectionInput;
+
+class FakeVariant final : public gdn::Variant {
+ public:
+  explicit FakeVariant(KernelConfig c) : config_(c), name_(gdn::config_name(c)) {}
+  gdn::Pass pass() const override { return gdn::Pass::Forward; }
+  const KernelConfig& config() const override { return config_; }
+  const std::string& name() const override { return name_; }
+  std::string describe() const override { return name_; }
+  gdn::Implementable can_implement(const gdn_problem&) const override { return {true, ""}; }
+  size_t workspace_bytes(const gdn_problem&) const override { return 0; }
+  gdn_status run_fwd(const gdn_problem&, const gdn_fwd_args&, gdn_stream_t) const override {
+    return GDN_ERROR_INTERNAL;
+  }
+  gdn_status run_bwd(const gdn_problem&, const gdn_bwd_args&, gdn_stream_t) const override {
+    return GDN_ERROR_INTERNAL;
+  }
+  Resources resources() const override { return {}; }
+
+ private:
+  KernelConfig config_;
+  std::string name_;
+};
+
+KernelConfig staged(int block_v) {
+  KernelConfig c;
+  c.family = Family::Staged;
+  c.block_v = block_v;
+  return c;
+}
+
+KernelConfig fused(int block_v, int cp = 0, int chains = 1) {
+  KernelConfig c;
+  c.family = Family::Fused;
+  c.block_v = block_v;
+  c.roles = WarpRoles::ProducerConsumer;
+  c.cp_segment_chunks = cp;
+  c.chains_per_cta = chains;
+  return c;
+}
+
+class Space {
+ public:
+  explicit Space(const std::vector<KernelConfig>& configs) {
+    for (const KernelConfig& c : configs) {
+      owned_.push_back(std::make_unique<FakeVariant>(c));
+      pointers_.push_back(owned_.back().get());
+    }
+  }
+  std::string pick(const SelectionInput& in) const {
+    const gdn::Variant* v = select_default_variant(in, pointers_);
+    return v == nullptr ? "none" : v->name();
+  }
+
+ private:
+  std::vector<std::unique_ptr<FakeVariant>> owned_;
+  std::vector<const gdn::Variant*> pointers_;
+};
+
+constexpr int kSms = 132;
+
+SelectionInput shape(int64_t num_seqs, int64_t longest, int Hv) {
+  SelectionInput in;
+  in.num_seqs = num_seqs;
+  in.longest = longest;
+  in.Hv = Hv;
+  in.V = 128;
+  in.sm_count = kSms;
+  return in;
+}
+
+TEST(DefaultSelection, NothingToChooseFrom) {
+  EXPECT_EQ(select_default_variant(shape(1, 1024, 8), {}), nullptr);
+}
+
+TEST(DefaultSelection, PrefersTheFusedFamily) {
+  const Space space({staged(64), fused(64)});
+  EXPECT_EQ(space.pick(shape(8, 4096, 64)), gdn::config_name(fused(64)));
+}
+
+TEST(DefaultSelection, FallsBackToStagedWhenItIsAllThereIs) {
+  const Space space({staged(32), staged(64)});
+  EXPECT_EQ(space.pick(shape(8, 4096, 64)), gdn::config_name(staged(64)));  // 512 CTAs fill
+}
+
+TEST(DefaultSelection, TakesTheLargestBlockThatFillsTheSms) {
+  const Space space({fused(32), fused(64), fused(128)});
+  // 16 x 64 = 1024 chains: even block_v = 128 (1024 CTAs) fills 132 SMs.
+  EXPECT_EQ(space.pick(shape(16, 1024, 64)), gdn::config_name(fused(128)));
+  // 2 x 32 = 64 chains: block_v 64 gives 128 CTAs (short of 132), block_v 32 gives 256.
+  EXPECT_EQ(space.pick(shape(2, 1024, 32)), gdn::config_name(fused(32)));
+  // 2 x 64 = 128 chains: block_v 64 gives 256 CTAs, block_v 128 gives 128 < 132.
+  EXPECT_EQ(space.pick(shape(2, 1024, 64)), gdn::config_name(fused(64)));
+}
+
+TEST(DefaultSelection, TakesTheSmallestBlockWhenNoneFills) {
+  const Space space({fused(128), fused(64), fused(32)});
+  EXPECT_EQ(space.pick(shape(1, 1024, 8)), gdn::config_name(fused(32)));  // 32 CTAs at best
+}
+
+TEST(DefaultSelection, SplitsALongSequenceWhenTheSmsAreIdle) {
+  const Space space({fused(32, 0), fused(32, 16), fused(32, 64)});
+  // 1 x 8 chains x 4 V-blocks = 32 CTAs. 32768 tokens = 512 chunks; segments of 64 chunks
+  // give 8 x 32 = 256 CTAs (fills), so the longest filling segment is 64, not 16.
+  EXPECT_EQ(space.pick(shape(1, 32768, 8)), gdn::config_name(fused(32, 64)));
+  // 4096 tokens = 64 chunks: a 64-chunk segment splits nothing, 16 gives 4 x 32 = 128 CTAs
+  // (does not fill 132, but is the shortest segment that still splits).
+  EXPECT_EQ(space.pick(shape(1, 4096, 8)), gdn::config_name(fused(32, 16)));
+}
+
+TEST(DefaultSelection, KeepsContextParallelismOffWhenTheSmsAreFull) {
+  const Space space({fused(64, 0), fused(64, 16)});
+  EXPECT_EQ(space.pick(shape(8, 32768, 64)), gdn::config_name(fused(64, 0)));
+}
+
+TEST(DefaultSelection, KeepsContextParallelismOffForShortSequences) {
+  const Space space({fused(64, 0), fused(64, 16)});
+  EXPECT_EQ(space.pick(shape(1, 512, 8)), gdn::config_name(fused(64, 0)));  // 8 chunks < 16
+}
+
+TEST(DefaultSelection, InterleavesTwoChainsOnlyWithTwoFullWaves) {
+  const Space space({fused(128, 0, 1), fused(128, 0, 2)});
+  EXPECT_EQ(space.pick(shape(64, 1024, 64)), gdn::config_name(fused(128, 0, 2)));  // 4096 CTAs
+  EXPECT_EQ(space.pick(shape(2, 1024, 64)), gdn::config_name(fused(128, 0, 1)));   // 128 CTAs
+}
+
+TEST(DefaultSelection, ReadsTheSmCount) {
+  const Space space({fused(64), fused(128)});
+  SelectionInput in = shape(1, 1024, 128);  // 128 chains
+  EXPECT_EQ(space.pick(in), gdn::config_name(fused(64)));  // 128 < 132 at block_v 128
+  in.sm_count = 114;                                         // an H100 PCIe
+  EXPECT_EQ(space.pick(in), gdn::config_name(fused(128)));
+}
+
+TEST(DefaultSelection, IsDeterministicAndUsesRegistryOrderLast) {
+  KernelConfig a = fused(64);
+  KernelConfig b = fused(64);
+  b.stages = 3;
+  const Space ab({a, b}), ba({b, a});
+  EXPECT_EQ(ab.pick(shape(8, 4096, 64)), gdn::config_name(a));
+  EXPECT_EQ(ba.pick(shape(8, 4096, 64)), gdn::config_name(b));
+  EXPECT_EQ(ab.pick(shape(8, 4096, 64)), ab.pick(shape(8, 4096, 64)));
+}
+
+}  // namespace

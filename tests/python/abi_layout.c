@@ -1,0 +1,58 @@
+/* Prints the size and field offsets of the C API structs, one "struct field offset" line each
+ * ("struct sizeof N" for the size), so the Python ctypes mirror can be checked against the
+ * compiler's layout of kernels/include/gdn/gdn.h (tests/python/test_binding_cpu.py). */
+#include <stddef.h>
+#include <stdio.h>
+
+#include "gdn/gdn.h"
+
+#define FIELD(S, F) printf("%s %s %zu\n", #S, #F, offsetof(S, F))
+#define SIZE(S) printf("%s sizeof %zu\n", #S, sizeof(S))
+
+int main(void) {
+  SIZE(gdn_problem);
+  FIELD(gdn_problem, B);
+  FIELD(gdn_problem, T);
+  FIELD(gdn_problem, num_seqs);
+  FIELD(gdn_problem, cu_seqlens);
+  FIELD(gdn_problem, cu_seqlens_host);
+  FIELD(gdn_problem, cu_seqlens_dtype);
+  FIELD(gdn_problem, max_seqlen_hint);
+  FIELD(gdn_problem, Hk);
+  FIELD(gdn_problem, Hv);
+  FIELD(gdn_problem, K);
+  FIELD(gdn_problem, V);
+  FIELD(gdn_problem, qkv_dtype);
+  FIELD(gdn_problem, beta_dtype);
+  FIELD(gdn_problem, scale);
+  FIELD(gdn_problem, state_layout);
+  SIZE(gdn_fwd_args);
+  FIELD(gdn_fwd_args, q);
+  FIELD(gdn_fwd_args, k);
+  FIELD(gdn_fwd_args, v);
+  FIELD(gdn_fwd_args, g);
+  FIELD(gdn_fwd_args, beta);
+  FIELD(gdn_fwd_args, h0);
+  FIELD(gdn_fwd_args, o);
+  FIELD(gdn_fwd_args, ht);
+  FIELD(gdn_fwd_args, workspace);
+  FIELD(gdn_fwd_args, workspace_bytes);
+  SIZE(gdn_bwd_args);
+  FIELD(gdn_bwd_args, q);
+  FIELD(gdn_bwd_args, k);
+  FIELD(gdn_bwd_args, v);
+  FIELD(gdn_bwd_args, g);
+  FIELD(gdn_bwd_args, beta);
+  FIELD(gdn_bwd_args, h0);
+  FIELD(gdn_bwd_args, d_o);
+  FIELD(gdn_bwd_args, dht);
+  FIELD(gdn_bwd_args, dq);
+  FIELD(gdn_bwd_args, dk);
+  FIELD(gdn_bwd_args, dv);
+  FIELD(gdn_bwd_args, dg);
+  FIELD(gdn_bwd_args, dbeta);
+  FIELD(gdn_bwd_args, dh0);
+  FIELD(gdn_bwd_args, workspace);
+  FIELD(gdn_bwd_args, workspace_bytes);
+  return 0;
+}

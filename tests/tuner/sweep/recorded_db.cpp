@@ -1,0 +1,154 @@
+#include "recorded_db.hpp"
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gdn/db/writer.hpp"
+#include "gdn/profiler/stats.hpp"
+#include "gdn/variant_config.hpp"
+
+namespace gdn::tuner::testing {
+
+std::string temp_dir(const std::string& tag) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("gdnlab_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(std::random_device{}()));
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+int run_command(const std::string& command, std::string& output) {
+  output.clear();
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  if (!p) return -1;
+  std::array<char, 4096> buf;
+  while (std::fgets(buf.data(), buf.size(), p)) output += buf.data();
+  const int status = ::pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+RecordedDb make_recorded_db(const std::string& path) {
+  std::filesystem::remove(path);
+  auto database = db::Database::open(path);
+  db::ResultsWriter w(database);
+  RecordedDb out;
+  out.path = path;
+
+  db::DeviceRecord dev;
+  dev.name = "Recorded GPU (test fixture)";
+  dev.uuid = "GPU-00000000-0000-0000-0000-000000000000";
+  dev.sm_count = 132;
+  dev.cc_major = 9;
+  dev.sm_clock_mhz = 1980;
+  dev.mem_clock_mhz = 3201;
+  dev.memory_bytes = 1ll << 37;
+  dev.l2_bytes = 50ll << 20;
+  dev.driver_version = "13.0";
+  dev.cuda_version = "13.0";
+  db::BuildRecord build;
+  build.git_sha = "fixture";
+  build.flags = "test";
+  build.variant_set = "default";
+  db::SweepRecord sweep;
+  sweep.device_id = w.register_device(dev);
+  sweep.build_id = w.register_build(build);
+  sweep.space = "default";
+  sweep.shapes = "fixture";
+  sweep.strategy = "exhaustive";
+  sweep.metrics_level = "basic";
+  sweep.args = "recorded fixture";
+  out.sweep_id = w.begin_sweep(sweep);
+
+  std::vector<std::int64_t> variant_ids;
+  for (int bv : {32, 64, 128})
+    for (int stages : {2, 3}) {
+      KernelConfig c;
+      c.family = Family::Fused;
+      c.block_v = bv;
+      c.stages = stages;
+      db::VariantRecord v{0, config_name(c), Pass::Forward, c};
+      variant_ids.push_back(w.register_variant(v));
+      out.variants.push_back(v.name);
+    }
+  out.incorrect_variant = out.variants[1];
+  out.unsupported_variant = out.variants[4];
+
+  // Two families (heads 2/8 and 4/16), two layouts each.
+  struct Shape { int hqk, hv; const char* seqlens; std::int64_t n, total, maxlen; };
+  const Shape shapes[] = {{2, 8, "1000", 1, 1000, 1000}, {2, 8, "300,700", 2, 1000, 700},
+                          {4, 16, "4096", 1, 4096, 4096}, {4, 16, "100,28,131", 3, 259, 131}};
+  std::vector<std::int64_t> problem_ids;
+  for (int i = 0; i < 4; ++i) {
+    db::ProblemRecord p;
+    p.shape_set_name = "fixture";
+    p.shape_set_hash = "00fixture00hash0";
+    p.row_index = i;
+    p.h_qk = shapes[i].hqk;
+    p.h_v = shapes[i].hv;
+    p.k = p.v = 128;
+    p.num_seqs = shapes[i].n;
+    p.total_tokens = shapes[i].total;
+    p.max_seqlen = shapes[i].maxlen;
+    p.seqlens = shapes[i].seqlens;
+    problem_ids.push_back(w.register_problem(p));
+  }
+  out.problems = 4;
+
+  std::mt19937_64 rng(1234);
+  std::normal_distribution<double> noise(0.0, 0.004);
+  out.p50.assign(out.variants.size(), std::vector<double>(4, 0.0));
+  for (std::size_t v = 0; v < out.variants.size(); ++v)
+    for (int p = 0; p < 4; ++p) {
+      db::ResultRecord r;
+      r.sweep_id = out.sweep_id;
+      r.variant_id = variant_ids[v];
+      r.problem_id = problem_ids[p];
+      std::vector<double> samples;
+      std::vector<db::PmSample> pm;
+      const bool first_family = p < 2;
+      if (out.variants[v] == out.incorrect_variant && first_family) {
+        r.outcome = db::Outcome::Incorrect;
+        r.max_rel_rms = 0.31;
+        r.errors_json = R"({"o": {"rel_rms": 0.31, "max_abs": 2.5}, "ht": {"rel_rms": 0.2, "max_abs": 1.0}})";
+        r.message = "relative RMS error o 0.31";
+      } else if (out.variants[v] == out.unsupported_variant && p == 3) {
+        r.outcome = db::Outcome::Unsupported;
+        r.message = "block_v 128 with stages 2 needs 3 sequences or fewer";  // any recorded reason
+      } else {
+        r.outcome = db::Outcome::Passed;
+        r.max_rel_rms = 1.5e-3 + 1e-4 * static_cast<double>(v);
+        r.errors_json = R"({"o": {"rel_rms": 0.0015, "max_abs": 0.01}, "ht": {"rel_rms": 0.001, "max_abs": 0.01}})";
+        // A clear ranking per problem that differs between problems: variant (v + p) % 6 is fastest.
+        const double base = 0.05 * (p + 1) * (1.0 + 0.15 * static_cast<double>((v + static_cast<std::size_t>(p)) % 6));
+        for (int s = 0; s < 40; ++s) samples.push_back(base * (1.0 + noise(rng)));
+        const auto q = profiler::quantiles(samples);
+        r.latency_p20_ms = q.p20;
+        r.latency_p50_ms = q.p50;
+        r.latency_p80_ms = q.p80;
+        r.rel_spread = profiler::relative_spread(samples);
+        r.sample_count = static_cast<int>(samples.size());
+        r.clock_mhz = 1980;
+        r.metrics.sm_busy_pct = 80 + static_cast<double>(v);
+        r.metrics.achieved_occupancy_pct = 40;
+        r.metrics.issue_active_pct = 30;
+        r.metrics.dram_pct = 50;
+        r.metrics.tensor_pipe_pct = 20 + static_cast<double>(v);
+        r.metrics.sm_throughput_pct = 60;
+        r.metrics.memory_sol_pct = 55;
+        r.metrics.gpc_clock_hz = 1.98e9;
+        r.registers = 168;
+        r.shared_bytes = 100000;
+        r.local_bytes = 0;
+        for (int i = 0; i < 5; ++i) pm.push_back({i, 100000ll * i, 80.0, 50.0, 20.0, 30.0, 1.98e9});
+        out.p50[v][p] = q.p50;
+      }
+      w.insert_result(r, samples, pm);
+    }
+  w.set_sweep_status(out.sweep_id, db::SweepStatus::Finished);
+  return out;
+}
+
+}  // namespace gdn::tuner::testing

@@ -1,0 +1,32 @@
+// Test fixture: a "recorded" results database written through the db writer, as a real sweep
+// would have left it (device, build, variants, problems, one sweep, results with samples and
+// a PM timeline). Values are synthetic and seeded; the replay tests check that the pipeline
+// reproduces them, not that they are fast.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gdn::tuner::testing {
+
+struct RecordedDb {
+  std::string path;
+  std::int64_t sweep_id = 0;
+  std::vector<std::string> variants;     // procedural names, recorded order
+  int problems = 0;
+  std::string incorrect_variant;         // Incorrect on every problem of the first family
+  std::string unsupported_variant;       // Unsupported on the last problem only
+  std::vector<std::vector<double>> p50;  // [variant][problem], ms (Passed pairs)
+};
+
+// Writes the fixture to `path` (replacing it).
+RecordedDb make_recorded_db(const std::string& path);
+
+// A fresh temporary directory for one test (removed by the caller at will).
+std::string temp_dir(const std::string& tag);
+
+// Runs a command line with /bin/sh, returns its exit status; stdout+stderr go to `output`.
+int run_command(const std::string& command, std::string& output);
+
+}  // namespace gdn::tuner::testing

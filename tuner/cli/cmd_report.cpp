@@ -1,0 +1,35 @@
+// gdnlab report: best variant per problem, margins, outcome counts, metric columns.
+#include <iostream>
+
+#include "commands.hpp"
+#include "gdn/db/report.hpp"
+
+namespace gdn::cli {
+
+void add_report(CLI::App& app, Action& run) {
+  auto* sub = app.add_subcommand("report", "Report a sweep: best variant per problem, margins, outcomes, metrics");
+  auto db_path = std::make_shared<std::string>();
+  auto sweep = std::make_shared<std::int64_t>(0);
+  auto format = std::make_shared<std::string>("table");
+  sub->add_option("--db", *db_path, "Results database")->required();
+  sub->add_option("--sweep", *sweep, "Sweep id (default: the newest)")->check(CLI::PositiveNumber);
+  sub->add_option("--format", *format, "table | csv | json")->capture_default_str();
+  sub->callback([&run, db_path, sweep, format] {
+    run = [db_path, sweep, format]() -> int {
+      const auto fmt = db::parse_report_format(*format);
+      if (!fmt) return usage_error("report", "--format: expected table, csv or json, got '" + *format + "'");
+      db::OpenOptions oo;
+      oo.create_if_missing = false;
+      oo.read_only = true;
+      try {
+        const auto database = db::Database::open(*db_path, oo);
+        std::cout << db::render_report(database, *sweep > 0 ? std::optional<std::int64_t>(*sweep) : std::nullopt, *fmt);
+      } catch (const db::DbError& e) {
+        return usage_error("report", e.what());
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace gdn::cli

@@ -1,0 +1,74 @@
+// gdnlab sweep: verify, time and profile variants over a shape set into the results database.
+#include <iostream>
+
+#include "commands.hpp"
+#include "gdn/tuner/sweep.hpp"
+#include "gdn/tuner/worker_process.hpp"
+
+namespace gdn::cli {
+
+namespace {
+struct SweepArgs {
+  tuner::SweepOptions o;
+  std::string strategy = "exhaustive";
+  std::string gpus = "0";
+  std::string metrics = "basic";
+  std::int64_t replay_sweep = 0;
+  bool no_progress = false;
+};
+}  // namespace
+
+void add_sweep(CLI::App& app, Action& run) {
+  auto* sub = app.add_subcommand("sweep", "Run a sweep: can_implement, correctness gate, timing, CUPTI profiling; "
+                                          "one committed transaction per result");
+  auto a = std::make_shared<SweepArgs>();
+  sub->add_option("--space", a->o.space, "Variant space: default (compiled variants), all (full config space), "
+                                         "or a file listing variant names")->capture_default_str();
+  sub->add_option("--shapes", a->o.shapes, "Shape set: a name in scripts/shapes (smoke, edge, fwd_anchors, ...) "
+                                           "or a CSV file; optional with --replay (default: the recorded problems)");
+  sub->add_option("--db", a->o.db_path, "Results database (SQLite; created when missing)")->required();
+  sub->add_option("--strategy", a->strategy, "exhaustive | random | halving")->capture_default_str();
+  sub->add_option("--budget", a->o.strategy.budget, "random: (variant, problem) pairs to measure; "
+                                                   "halving: variants drawn per problem (0 = all)");
+  sub->add_option("--seed", a->o.strategy.seed, "Seed of the random and halving strategies")->capture_default_str();
+  sub->add_option("--halving-eta", a->o.strategy.halving_eta, "Successive halving keeps the best 1/eta per rung")
+      ->capture_default_str()->check(CLI::Range(2, 16));
+  sub->add_option("--gpus", a->gpus, "Comma-separated GPU ordinals, one worker process each")->capture_default_str();
+  sub->add_option("--metrics", a->metrics, "CUPTI counters: none | basic (one-pass set) | full (+ SOL)")
+      ->capture_default_str();
+  sub->add_flag("--pm-sampling", a->o.pm_sampling, "Record a PM-sampling timeline per precise measurement");
+  sub->add_flag("--resume", a->o.resume, "Continue the newest unfinished sweep with the same arguments");
+  sub->add_option("--replay", a->o.replay_db, "Replay runner: answer from this recorded database (no GPU)");
+  sub->add_option("--replay-sweep", a->replay_sweep, "Sweep of the --replay database (default: newest with results)");
+  sub->add_option("--variants", a->o.variant_filter, "Comma-separated globs on variant names, e.g. '*fused*v64*'");
+  sub->add_option("--timeout", a->o.timeout_s, "Seconds before a measurement is killed and recorded Timeout")
+      ->capture_default_str();
+  sub->add_option("--gate-timeout", a->o.gate_timeout_s, "Seconds before a correctness gate is killed (Timeout)")
+      ->capture_default_str();
+  sub->add_flag("--no-progress", a->no_progress, "No live progress line on stderr");
+  sub->callback([&run, a] {
+    run = [a]() -> int {
+      auto& o = a->o;
+      try {
+        o.strategy.kind = tuner::parse_strategy(a->strategy);
+        o.metrics = profiler::parse_metric_set(a->metrics);
+      } catch (const std::invalid_argument& e) {
+        const std::string what = e.what();
+        return usage_error("sweep", what.rfind("--", 0) == 0 ? what : "--metrics: " + what);
+      }
+      try {
+        o.gpus = tuner::parse_gpu_list(a->gpus);
+        if (a->replay_sweep != 0) o.replay_sweep = a->replay_sweep;
+        o.progress = !a->no_progress;
+        tuner::validate(o);
+        const auto outcome = tuner::run_sweep(o, {tuner::self_executable()});
+        std::cout << tuner::format_outcome(outcome) << '\n';
+        return 0;
+      } catch (const std::invalid_argument& e) {
+        return usage_error("sweep", e.what());
+      }
+    };
+  });
+}
+
+}  // namespace gdn::cli

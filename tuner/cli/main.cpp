@@ -1,0 +1,38 @@
+// gdnlab: the lab's command line. Subcommands: devices, space, sweep, report, export, gui,
+// and the hidden worker that `sweep` spawns per GPU.
+#include <iostream>
+
+#include "commands.hpp"
+#include "gdn/gdn.h"
+
+namespace gdn::cli {
+int usage_error(const std::string& sub, const std::string& message) {
+  std::cerr << "gdnlab " << sub << ": error: " << message << '\n';
+  return 2;
+}
+}  // namespace gdn::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"gdnlab: sweep, verify, profile and select Gated DeltaNet kernel variants"};
+  app.set_version_flag("--version", std::string("gdnlab ") + gdn_version());
+  app.require_subcommand(1);
+  gdn::cli::Action run;
+  gdn::cli::add_devices(app, run);
+  gdn::cli::add_space(app, run);
+  gdn::cli::add_sweep(app, run);
+  gdn::cli::add_report(app, run);
+  gdn::cli::add_export(app, run);
+  gdn::cli::add_gui(app, run);
+  gdn::cli::add_worker(app, run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    std::cerr << "gdnlab: error: " << e.what() << '\n';
+    return 1;
+  }
+}

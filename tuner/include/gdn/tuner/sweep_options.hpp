@@ -1,0 +1,49 @@
+// Everything `gdnlab sweep` is told, validated before any database is touched.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gdn/profiler/metrics.hpp"
+#include "gdn/tuner/strategy.hpp"
+
+namespace gdn::tuner {
+
+struct SweepOptions {
+  std::string space = "default";      // default | all | <file of variant names>
+  std::string shapes;                 // shape-set name or CSV file; may be empty with --replay
+  std::string db_path;                // results database (created if missing)
+  StrategyOptions strategy;
+  std::vector<int> gpus{0};
+  profiler::MetricSet metrics = profiler::MetricSet::Basic;
+  bool resume = false;
+  bool pm_sampling = false;
+  std::string replay_db;              // non-empty: replay runner, no GPU
+  std::optional<std::int64_t> replay_sweep;
+  std::string variant_filter;         // comma-separated globs on procedural names ('*', '?')
+  double timeout_s = 120;             // per measurement
+  double gate_timeout_s = 600;        // per correctness gate (float64 CPU reference inside)
+  bool progress = true;               // live progress line on stderr
+};
+
+// Throws std::invalid_argument naming the option, what was expected and what was given.
+// Pure: reads files only to check they exist, never opens the database.
+void validate(const SweepOptions& o);
+
+// "0,1,3" -> {0,1,3}; throws std::invalid_argument naming --gpus on anything else.
+std::vector<int> parse_gpu_list(const std::string& text);
+
+// The command line that reproduces the sweep, in a canonical order: stored as the sweep's
+// args and compared on --resume (everything but --resume, --gpus and --progress, which do not
+// change what is measured).
+std::string canonical_args(const SweepOptions& o);
+
+// Glob match with '*' (any run) and '?' (one character).
+bool glob_match(const std::string& pattern, const std::string& text);
+// True when the filter is empty or any of its comma-separated globs matches.
+bool passes_filter(const std::string& filter, const std::string& name);
+
+}  // namespace gdn::tuner

@@ -1,0 +1,30 @@
+// The hidden `gdnlab worker` subcommand: reads requests from stdin, answers on stdout, one
+// line each (wire.hpp). Protocol:
+//   worker -> coordinator, once at start:  ready  pid=<pid>  mode=gpu|replay  gpu=<n>
+//                              or         fatal  message=<why it cannot work>   (then exits 2)
+//   coordinator -> worker:  gate ... | measure ...  (trial_io.hpp: encode_request)
+//                           quit                    (worker exits 0; so does EOF on stdin)
+//   worker -> coordinator:  result ...              (trial_io.hpp: encode_output), one per request
+// A request the worker cannot parse makes it exit 3 (the coordinator records a crash and
+// restarts it); an exception while measuring is answered as outcome LaunchFailed.
+//
+// Test hooks (environment, read per request; used by the crash-isolation tests):
+//   GDN_TEST_FAULT_VARIANT=<name>[,<name>...]  the worker dies by SIGSEGV on that variant
+//   GDN_TEST_HANG_VARIANT=<name>[,<name>...]   the worker stops answering (sleeps)
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace gdn::tuner {
+
+struct WorkerOptions {
+  int gpu = 0;
+  std::string replay_db;                      // non-empty: replay backend
+  std::optional<std::int64_t> replay_sweep;
+};
+
+int run_worker(const WorkerOptions& options);
+
+}  // namespace gdn::tuner

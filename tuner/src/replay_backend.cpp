@@ -1,0 +1,102 @@
+// Replay backend: answers gates and measurements from a recorded sweep, reproducing what a
+// live worker would have returned at the requested fidelity (a cheap rung sees only the first
+// samples the protocol of that rung would have taken).
+#include <algorithm>
+
+#include "gdn/profiler/stats.hpp"
+#include "gdn/tuner/backend.hpp"
+#include "gdn/tuner/fidelity.hpp"
+#include "gdn/tuner/gate_problem.hpp"
+#include "gdn/tuner/replay_source.hpp"
+
+namespace gdn::tuner {
+
+namespace {
+
+void restrict_metrics(db::MetricsRecord& m, profiler::MetricSet asked, int rung) {
+  if (asked == profiler::MetricSet::None || !rung_is_precise(rung)) {
+    m = db::MetricsRecord{};
+    m.unavailable_reason = asked == profiler::MetricSet::None
+                               ? "not requested (--metrics none)"
+                               : "cheap rung: counters are read for the final measurement only";
+    return;
+  }
+  if (asked == profiler::MetricSet::Basic) {
+    m.sm_throughput_pct.reset();
+    m.memory_sol_pct.reset();
+  }
+}
+
+class ReplayBackend final : public MeasureBackend {
+ public:
+  explicit ReplayBackend(ReplaySource src) : src_(std::move(src)) {}
+
+  TrialOutput gate(const TrialRequest& r) override {
+    // The recorded sweep's verdict on this variant for the family: any Incorrect row wins
+    // (a failure must not be replayed as a pass), then any row with error figures.
+    TrialOutput out;
+    out.id = r.id;
+    const auto family = family_key(r.problem);
+    const db::ResultRow* with_figures = nullptr;
+    const db::ResultRow* failed = nullptr;
+    for (const auto* row : src_.rows_of(r.variant)) {
+      if (family_key(row->problem) != family) continue;
+      if (row->result.outcome == db::Outcome::Incorrect && !failed) failed = row;
+      if (row->result.max_rel_rms && !with_figures) with_figures = row;
+    }
+    if (const auto* row = failed ? failed : with_figures) {
+      out.result.outcome = row->result.outcome == db::Outcome::Incorrect ? db::Outcome::Incorrect
+                                                                         : db::Outcome::Passed;
+      out.result.max_rel_rms = row->result.max_rel_rms;
+      out.result.errors_json = row->result.errors_json;
+      out.result.message = "replayed gate figures of result " + std::to_string(row->result.id);
+    } else {
+      out.result.outcome = db::Outcome::Unsupported;
+      out.result.message = "replay: no correctness figures recorded for " + r.variant + " on " + family;
+    }
+    return out;
+  }
+
+  TrialOutput measure(const TrialRequest& r) override {
+    TrialOutput out;
+    out.id = r.id;
+    const auto* row = src_.find(r.variant, r.problem);
+    if (!row) {
+      out.result.outcome = db::Outcome::Unsupported;
+      out.result.message = "replay: " + r.variant + " on " + problem_shape_key(r.problem) +
+                           " is not recorded in " + src_.path();
+      out.result.metrics.unavailable_reason = "not recorded";
+      return out;
+    }
+    out.result = row->result;
+    out.result.id = out.result.sweep_id = out.result.variant_id = out.result.problem_id = 0;
+    restrict_metrics(out.result.metrics, r.metrics, r.rung);
+    if (row->result.outcome != db::Outcome::Passed) return out;
+    out.samples_ms = src_.samples(row->result.id);
+    if (!rung_is_precise(r.rung) && !out.samples_ms.empty()) {
+      const auto keep = static_cast<std::size_t>(protocol_for_rung(r.rung).min_samples);
+      if (out.samples_ms.size() > keep) out.samples_ms.resize(keep);
+      const auto q = profiler::quantiles(out.samples_ms);
+      out.result.latency_p20_ms = q.p20;
+      out.result.latency_p50_ms = q.p50;
+      out.result.latency_p80_ms = q.p80;
+      out.result.rel_spread = profiler::relative_spread(out.samples_ms);
+      out.result.message = "cheap measurement (halving rung " + std::to_string(r.rung) + ")";
+    }
+    out.result.sample_count = static_cast<int>(out.samples_ms.size());
+    if (r.pm_sampling && rung_is_precise(r.rung)) out.pm_timeline = src_.pm_timeline(row->result.id);
+    return out;
+  }
+
+ private:
+  ReplaySource src_;
+};
+
+}  // namespace
+
+std::unique_ptr<MeasureBackend> make_replay_backend(const std::string& db_path,
+                                                    std::optional<std::int64_t> sweep_id) {
+  return std::make_unique<ReplayBackend>(ReplaySource::load(db_path, sweep_id));
+}
+
+}  // namespace gdn::tuner

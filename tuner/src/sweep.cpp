@@ -1,0 +1,375 @@
+// The sweep coordinator (see sweep.hpp).
+#include "gdn/tuner/sweep.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
+#include "gdn/db/model.hpp"
+#include "gdn/db/writer.hpp"
+#include "gdn/profiler/nvtx.hpp"
+#include "gdn/profiler/protocol.hpp"
+#include "gdn/tuner/gate_problem.hpp"
+#include "gdn/tuner/progress.hpp"
+#include "gdn/tuner/strategy.hpp"
+#include "gdn/tuner/worker_pool.hpp"
+#include "sweep_plan.hpp"
+
+namespace gdn::tuner {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Pair = std::pair<std::size_t, std::size_t>;  // (variant index, problem index)
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// Finds the sweep --resume continues: the newest one with identical canonical arguments.
+std::int64_t find_resumable(const db::Database& db, const std::string& args, std::int64_t device_id,
+                            std::int64_t build_id) {
+  const auto sweeps = db::list_sweeps(db);
+  for (const auto& s : sweeps) {
+    if (s.sweep.args != args) continue;
+    if (s.sweep.status == db::SweepStatus::Finished)
+      throw std::invalid_argument("--resume: sweep " + std::to_string(s.sweep.id) + " with these arguments already finished");
+    if (s.sweep.device_id != device_id)
+      throw std::invalid_argument("--resume: sweep " + std::to_string(s.sweep.id) + " ran on device '" +
+                                  s.device.name + "' (" + s.device.uuid + "); this device differs, and results of two devices are never mixed");
+    if (s.sweep.build_id != build_id)
+      throw std::invalid_argument("--resume: sweep " + std::to_string(s.sweep.id) + " was measured by build " +
+                                  s.build.git_sha + " [" + s.build.flags + "]; this build differs, and results of two builds are never mixed");
+    return s.sweep.id;
+  }
+  std::string msg = "--resume: no unfinished sweep in '" + db.path() + "' has the arguments\n  " + args;
+  for (const auto& s : sweeps)
+    if (s.sweep.status != db::SweepStatus::Finished)
+      msg += "\nunfinished sweep " + std::to_string(s.sweep.id) + " has\n  " + s.sweep.args;
+  throw std::invalid_argument(msg);
+}
+
+struct Stored {
+  db::Outcome outcome;
+  std::optional<double> p50;
+};
+
+class Engine {
+ public:
+  Engine(const SweepOptions& o, SweepPlan& plan, db::Database& db, db::ResultsWriter& w,
+         std::int64_t sweep_id, WorkerPool& pool, ProgressLine& progress, SweepOutcome& out)
+      : o_(o), plan_(plan), db_(db), w_(w), sweep_id_(sweep_id), pool_(pool), progress_(progress), out_(out) {
+    db::ResultQuery q;
+    q.sweep_id = sweep_id;
+    for (const auto& row : db::query_results(db, q))
+      stored_[{row.result.variant_id, row.result.problem_id}] = {row.result.outcome, row.result.latency_p50_ms};
+  }
+
+  // Results for variants that cannot run at all (invalid or not compiled): no worker needed.
+  void record_rejected() {
+    for (std::size_t v = 0; v < plan_.variants.size(); ++v) {
+      if (plan_.variants[v].runnable) continue;
+      for (std::size_t p = 0; p < plan_.problems.size(); ++p) {
+        if (stored(v, p)) {
+          ++out_.answered_from_db;
+          progress_.advance(false);
+          continue;
+        }
+        db::ResultRecord r;
+        r.outcome = db::Outcome::CompileRejected;
+        r.message = plan_.variants[v].reject_reason;
+        r.metrics.unavailable_reason = "not measured: CompileRejected";
+        commit(v, p, r, {}, {});
+      }
+    }
+  }
+
+  std::vector<TrialScore> measure(std::span<const Trial> trials) {
+    settle_eliminated(trials);
+    std::vector<TrialScore> scores(trials.size());
+    std::vector<std::size_t> need;  // positions of trials a worker must measure
+    for (std::size_t i = 0; i < trials.size(); ++i) {
+      const auto v = runnable_[trials[i].variant], p = trials[i].problem;
+      if (const auto* s = stored(v, p)) {
+        scores[i] = {s->outcome == db::Outcome::Passed && s->p50.has_value(), s->p50.value_or(0)};
+        ++out_.answered_from_db;
+        progress_.advance(false);
+        continue;
+      }
+      const auto impl = plan_.implementable(plan_.variants[v], plan_.problems[p]);
+      if (!impl.ok) {
+        db::ResultRecord r;
+        r.outcome = db::Outcome::Unsupported;
+        r.message = impl.reason;
+        r.metrics.unavailable_reason = "not measured: Unsupported";
+        commit(v, p, r, {}, {});
+        continue;
+      }
+      need.push_back(i);
+    }
+    run_gates(trials, need);
+
+    std::vector<TrialRequest> requests;
+    std::map<std::uint64_t, std::size_t> position;  // request id -> trial position
+    for (std::size_t i : need) {
+      const auto v = runnable_[trials[i].variant], p = trials[i].problem;
+      const auto& gate = gates_.at({v, family_key(plan_.problems[p].record)});
+      if (gate.result.outcome != db::Outcome::Passed) {
+        commit(v, p, gate_failure(gate), {}, {});
+        continue;
+      }
+      auto req = request(RequestKind::Measure, v, plan_.problems[p].record, layout_of(p));
+      req.rung = trials[i].rung;
+      position[req.id] = i;
+      requests.push_back(std::move(req));
+    }
+    const auto t0 = Clock::now();
+    double busy_ms = 0;
+    pool_.run(requests, [&](const TrialRequest& req, TrialOutput&& o, const RoundTrip& rt) {
+      const auto i = position.at(req.id);
+      const auto v = runnable_[trials[i].variant], p = trials[i].problem;
+      busy_ms += o.worker_busy_ms;
+      round_trips_.push_back(std::max(0.0, rt.wall_ms - o.worker_busy_ms));
+      const auto& gate = gates_.at({v, family_key(plan_.problems[p].record)});
+      if (o.result.outcome == db::Outcome::Passed && !o.result.max_rel_rms) {
+        o.result.max_rel_rms = gate.result.max_rel_rms;
+        o.result.errors_json = gate.result.errors_json;
+      }
+      const bool passed = o.result.outcome == db::Outcome::Passed && o.result.latency_p50_ms;
+      scores[i] = {passed, o.result.latency_p50_ms.value_or(0)};
+      if (passed) progress_.note_best(plan_.problems[p].label, plan_.variants[v].record.name, *o.result.latency_p50_ms);
+      // A passing cheap measurement is not final: the pair may be measured again at a later
+      // rung. It is committed once it is eliminated (settle_eliminated) - one row per pair.
+      if (passed && trials[i].rung >= 0) {
+        pending_cheap_[{v, p}] = {std::move(o), trials[i].rung};
+        progress_.advance(true);
+        return;
+      }
+      pending_cheap_.erase({v, p});
+      commit(v, p, o.result, o.samples_ms, o.pm_timeline);
+    });
+    measured_ += requests.size();
+    outside_worker_ms_ += std::max(0.0, ms_since(t0) - busy_ms / static_cast<double>(o_.gpus.size()));
+    return scores;
+  }
+
+  // Pairs whose cheap measurement was not followed by another one: the strategy dropped them.
+  void settle_eliminated(std::span<const Trial> next) {
+    std::set<Pair> continuing;
+    for (const auto& t : next) continuing.insert({runnable_[t.variant], t.problem});
+    for (auto it = pending_cheap_.begin(); it != pending_cheap_.end();) {
+      if (continuing.count(it->first)) {
+        ++it;
+        continue;
+      }
+      auto& [o, rung] = it->second;
+      auto r = o.result;
+      r.message = "successive halving: eliminated after rung " + std::to_string(rung) +
+                  " (cheap measurement, " + std::to_string(r.sample_count) + " samples)";
+      commit(it->first.first, it->first.second, r, o.samples_ms, o.pm_timeline, /*counted=*/true);
+      it = pending_cheap_.erase(it);
+    }
+  }
+
+  std::vector<std::size_t> runnable_;  // runnable variant indices: the strategy's variant axis
+  std::size_t measured_ = 0;
+  double outside_worker_ms_ = 0;
+  std::vector<double> round_trips_, db_writes_;
+
+ private:
+  const Stored* stored(std::size_t v, std::size_t p) const {
+    const auto it = stored_.find({plan_.variants[v].record.id, plan_.problems[p].record.id});
+    return it == stored_.end() ? nullptr : &it->second;
+  }
+
+  std::string layout_of(std::size_t p) const {
+    const auto& pp = plan_.problems[p];
+    if (pp.source) return problems::layout_name(pp.source->layout);
+    return pp.record.batch > 1 ? "batched" : "packed";
+  }
+
+  TrialRequest request(RequestKind kind, std::size_t v, const db::ProblemRecord& problem, std::string layout) {
+    TrialRequest r;
+    r.kind = kind;
+    r.id = ++next_id_;
+    r.variant = plan_.variants[v].record.name;
+    r.pass = plan_.variants[v].record.pass;
+    r.problem = problem;
+    r.layout = std::move(layout);
+    r.metrics = o_.metrics;
+    r.pm_sampling = o_.pm_sampling;
+    return r;
+  }
+
+  // Gates needed by the trials about to be measured, once per (variant, family), in parallel.
+  void run_gates(std::span<const Trial> trials, const std::vector<std::size_t>& need) {
+    std::vector<TrialRequest> requests;
+    std::map<std::uint64_t, std::pair<std::size_t, std::string>> key_of;
+    std::set<std::pair<std::size_t, std::string>> asked;
+    for (std::size_t i : need) {
+      const auto v = runnable_[trials[i].variant];
+      const auto& problem = plan_.problems[trials[i].problem].record;
+      std::pair<std::size_t, std::string> key{v, family_key(problem)};
+      if (gates_.count(key) || !asked.insert(key).second) continue;
+      auto req = request(RequestKind::Gate, v, gate_problem(problem), "packed");
+      key_of[req.id] = key;
+      requests.push_back(std::move(req));
+    }
+    pool_.run(requests, [&](const TrialRequest& req, TrialOutput&& o, const RoundTrip& rt) {
+      round_trips_.push_back(std::max(0.0, rt.wall_ms - o.worker_busy_ms));
+      gates_[key_of.at(req.id)] = std::move(o);
+    });
+  }
+
+  db::ResultRecord gate_failure(const TrialOutput& gate) const {
+    db::ResultRecord r;
+    r.outcome = gate.result.outcome;
+    r.max_rel_rms = gate.result.max_rel_rms;
+    r.errors_json = gate.result.errors_json;
+    const std::string where = std::string("correctness gate on packed sequences ") + kGateSeqlens;
+    if (r.outcome == db::Outcome::Unsupported)
+      r.message = where + " could not run, so the variant cannot be verified: " + gate.result.message;
+    else
+      r.message = where + ": " + gate.result.message;
+    r.metrics.unavailable_reason = "not measured: the correctness gate did not pass";
+    return r;
+  }
+
+  void commit(std::size_t v, std::size_t p, db::ResultRecord r, const std::vector<double>& samples,
+              const std::vector<db::PmSample>& pm, bool counted = false) {
+    r.sweep_id = sweep_id_;
+    r.variant_id = plan_.variants[v].record.id;
+    r.problem_id = plan_.problems[p].record.id;
+    const auto t0 = Clock::now();
+    const auto ins = w_.insert_result(r, samples, pm);
+    db_writes_.push_back(ms_since(t0));
+    if (!ins.already_present) ++out_.committed_now;
+    stored_[{r.variant_id, r.problem_id}] = {r.outcome, r.latency_p50_ms};
+    if (!counted) progress_.advance(true);
+  }
+
+  const SweepOptions& o_;
+  SweepPlan& plan_;
+  db::Database& db_;
+  db::ResultsWriter& w_;
+  std::int64_t sweep_id_;
+  WorkerPool& pool_;
+  ProgressLine& progress_;
+  SweepOutcome& out_;
+  std::uint64_t next_id_ = 0;
+  std::map<std::pair<std::int64_t, std::int64_t>, Stored> stored_;
+  std::map<std::pair<std::size_t, std::string>, TrialOutput> gates_;
+  struct Cheap {
+    TrialOutput output;
+    int rung;
+  };
+  std::map<Pair, Cheap> pending_cheap_;
+};
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
+  const auto start = Clock::now();
+  validate(o);
+  auto plan = make_plan(o);  // may still reject arguments (shape set, space file, GPUs)
+  const auto args = canonical_args(o);
+
+  auto database = db::Database::open(o.db_path);
+  db::ResultsWriter writer(database);
+  const auto device_id = writer.register_device(plan.device);
+  const auto build_id = writer.register_build(plan.build);
+  for (auto& v : plan.variants) v.record.id = writer.register_variant(v.record);
+  for (auto& p : plan.problems) p.record.id = writer.register_problem(p.record);
+
+  SweepOutcome out;
+  if (o.resume) {
+    out.sweep_id = find_resumable(database, args, device_id, build_id);
+    out.resumed = true;
+    writer.set_sweep_status(out.sweep_id, db::SweepStatus::Running);
+  } else {
+    db::SweepRecord s;
+    s.device_id = device_id;
+    s.build_id = build_id;
+    s.space = o.space;
+    s.shapes = o.shapes.empty() ? "replay of " + o.replay_db : o.shapes;
+    s.strategy = std::string(strategy_name(o.strategy.kind));
+    s.budget = static_cast<std::int64_t>(o.strategy.budget);
+    s.seed = static_cast<std::int64_t>(o.strategy.seed);
+    s.metrics_level = std::string(profiler::to_string(o.metrics));
+    const auto proto = profiler::Protocol::precise();
+    s.protocol = {proto.warmup_calls, proto.min_samples, proto.max_samples, proto.target_rel_spread,
+                  proto.time_cap_ms, static_cast<std::int64_t>(proto.l2_flush_bytes), proto.use_graphs};
+    s.args = args;
+    out.sweep_id = writer.begin_sweep(s);
+  }
+  profiler::NvtxRange sweep_range(profiler::NvtxLevel::Sweep, "sweep " + std::to_string(out.sweep_id));
+
+  WorkerPoolOptions po;
+  po.base_argv = {env.gdnlab_exe, "worker"};
+  po.base_argv.insert(po.base_argv.end(), plan.worker_args.begin(), plan.worker_args.end());
+  po.gpus = o.gpus;
+  po.measure_timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
+  po.gate_timeout = std::chrono::milliseconds(static_cast<long long>(o.gate_timeout_s * 1000));
+  WorkerPool pool(po);
+
+  std::size_t rejected_pairs = 0;
+  for (const auto& v : plan.variants)
+    if (!v.runnable) rejected_pairs += plan.problems.size();
+  ProgressLine progress(0, o.progress);
+  Engine engine(o, plan, database, writer, out.sweep_id, pool, progress, out);
+  for (std::size_t v = 0; v < plan.variants.size(); ++v)
+    if (plan.variants[v].runnable) engine.runnable_.push_back(v);
+  progress.set_total(rejected_pairs + planned_trials(o.strategy, engine.runnable_.size(), plan.problems.size()));
+
+  try {
+    engine.record_rejected();
+    run_strategy(o.strategy, engine.runnable_.size(), plan.problems.size(),
+                 [&](std::span<const Trial> t) { return engine.measure(t); });
+    engine.settle_eliminated({});
+  } catch (...) {
+    progress.finish();
+    writer.set_sweep_status(out.sweep_id, db::SweepStatus::Interrupted);
+    throw;
+  }
+  progress.finish();
+  writer.set_sweep_status(out.sweep_id, db::SweepStatus::Finished);
+
+  const auto summary = db::sweep_summary(database, out.sweep_id);
+  out.counts = summary.outcome_counts;
+  out.worker_restarts = pool.restarts();
+  out.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  out.overhead.measured = engine.measured_;
+  out.overhead.round_trip_ms = mean(engine.round_trips_);
+  out.overhead.db_write_ms = mean(engine.db_writes_);
+  out.overhead.per_config_ms =
+      engine.measured_ ? engine.outside_worker_ms_ / static_cast<double>(engine.measured_) : 0;
+  return out;
+}
+
+std::string format_outcome(const SweepOutcome& o) {
+  std::string s = "sweep " + std::to_string(o.sweep_id) + (o.resumed ? " (resumed)" : "") + ": ";
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < db::kOutcomeCount; ++i) {
+    total += o.counts[i];
+    if (o.counts[i] == 0) continue;
+    s += std::string(db::to_string(db::kAllOutcomes[i])) + " " + std::to_string(o.counts[i]) + ", ";
+  }
+  s += std::to_string(total) + " results (" + std::to_string(o.committed_now) + " committed now, " +
+       std::to_string(o.answered_from_db) + " already stored)";
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "\nwall %.1f s; worker restarts %d\nrunner overhead per configuration: %.3f ms "
+                "(pipe round trip %.3f ms, DB commit %.3f ms; %zu configurations through workers)",
+                o.wall_s, o.worker_restarts, o.overhead.per_config_ms, o.overhead.round_trip_ms,
+                o.overhead.db_write_ms, o.overhead.measured);
+  return s + buf;
+}
+
+}  // namespace gdn::tuner

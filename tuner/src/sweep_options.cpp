@@ -1,0 +1,123 @@
+// Validation and canonical form of the sweep options (see sweep_options.hpp).
+#include "gdn/tuner/sweep_options.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+
+#include "gdn/tuner/wire.hpp"
+
+namespace gdn::tuner {
+
+namespace {
+[[noreturn]] void bad(const std::string& option, const std::string& expected, const std::string& given) {
+  throw std::invalid_argument(option + ": expected " + expected + ", got " + given);
+}
+}  // namespace
+
+std::vector<int> parse_gpu_list(const std::string& text) {
+  std::vector<int> gpus;
+  std::set<int> seen;
+  std::size_t start = 0;
+  if (text.empty()) bad("--gpus", "a comma-separated list of GPU ordinals such as 0 or 0,1", "''");
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    const auto item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    int v = -1;
+    auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || p != item.data() + item.size() || v < 0)
+      bad("--gpus", "a comma-separated list of GPU ordinals (integers >= 0)", "'" + text + "'");
+    if (!seen.insert(v).second) bad("--gpus", "each GPU once", "'" + text + "' (GPU " + item + " twice)");
+    gpus.push_back(v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return gpus;
+}
+
+void validate(const SweepOptions& o) {
+  namespace fs = std::filesystem;
+  if (o.db_path.empty()) bad("--db", "the path of the results database", "nothing");
+  if (fs::is_directory(o.db_path)) bad("--db", "a file path", "a directory '" + o.db_path + "'");
+  if (o.shapes.empty() && o.replay_db.empty())
+    bad("--shapes", "a shape-set name (smoke, edge, fwd_anchors, ...) or a CSV file", "nothing");
+  if (o.space.empty()) bad("--space", "default, all, or a file listing variant names", "''");
+  if (o.space != "default" && o.space != "all" && !fs::is_regular_file(o.space))
+    bad("--space", "default, all, or an existing file listing variant names", "'" + o.space + "' (no such file)");
+  if (o.strategy.kind == StrategyKind::Random && o.strategy.budget == 0)
+    bad("--budget", "a number of (variant, problem) pairs > 0 for --strategy random", "0");
+  if (o.strategy.kind == StrategyKind::Exhaustive && o.strategy.budget != 0)
+    bad("--budget", "no budget with --strategy exhaustive (it measures every pair)",
+        std::to_string(o.strategy.budget));
+  if (o.gpus.empty()) bad("--gpus", "at least one GPU ordinal", "an empty list");
+  if (!(o.timeout_s > 0) || !std::isfinite(o.timeout_s))
+    bad("--timeout", "seconds > 0", wire::format_double(o.timeout_s));
+  if (!(o.gate_timeout_s > 0) || !std::isfinite(o.gate_timeout_s))
+    bad("--gate-timeout", "seconds > 0", wire::format_double(o.gate_timeout_s));
+  if (!o.replay_db.empty()) {
+    if (!fs::is_regular_file(o.replay_db))
+      bad("--replay", "an existing results database", "'" + o.replay_db + "' (no such file)");
+    std::error_code ec;
+    if (fs::exists(o.db_path) && fs::equivalent(o.db_path, o.replay_db, ec))
+      bad("--db", "a different file than --replay (the recording is read, never written)",
+          "the same file '" + o.db_path + "'");
+  }
+  if (o.replay_sweep && o.replay_db.empty())
+    bad("--replay-sweep", "to be used together with --replay", "--replay-sweep without --replay");
+  if (o.replay_sweep && *o.replay_sweep <= 0)
+    bad("--replay-sweep", "a sweep id > 0", std::to_string(*o.replay_sweep));
+}
+
+std::string canonical_args(const SweepOptions& o) {
+  std::string s = "gdnlab sweep --space " + o.space;
+  if (!o.shapes.empty()) s += " --shapes " + o.shapes;
+  s += " --db " + o.db_path;
+  s += " --strategy " + std::string(strategy_name(o.strategy.kind));
+  if (o.strategy.budget) s += " --budget " + std::to_string(o.strategy.budget);
+  s += " --seed " + std::to_string(o.strategy.seed);
+  s += " --metrics " + std::string(profiler::to_string(o.metrics));
+  if (o.pm_sampling) s += " --pm-sampling";
+  if (!o.replay_db.empty()) s += " --replay " + o.replay_db;
+  if (o.replay_sweep) s += " --replay-sweep " + std::to_string(*o.replay_sweep);
+  if (!o.variant_filter.empty()) s += " --variants " + o.variant_filter;
+  s += " --timeout " + wire::format_double(o.timeout_s);
+  s += " --gate-timeout " + wire::format_double(o.gate_timeout_s);
+  return s;
+}
+
+bool glob_match(const std::string& pat, const std::string& text) {
+  // Iterative matcher with single backtrack point for '*': linear in practice.
+  std::size_t p = 0, t = 0, star = std::string::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pat.size() && (pat[p] == '?' || pat[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (p < pat.size() && pat[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (star != std::string::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pat.size() && pat[p] == '*') ++p;
+  return p == pat.size();
+}
+
+bool passes_filter(const std::string& filter, const std::string& name) {
+  if (filter.empty()) return true;
+  std::size_t start = 0;
+  for (;;) {
+    const auto comma = filter.find(',', start);
+    if (glob_match(filter.substr(start, comma == std::string::npos ? std::string::npos : comma - start), name))
+      return true;
+    if (comma == std::string::npos) return false;
+    start = comma + 1;
+  }
+}
+
+}  // namespace gdn::tuner

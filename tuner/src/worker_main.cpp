@@ -1,0 +1,97 @@
+// Worker process loop (see worker_main.hpp).
+#include "gdn/tuner/worker_main.hpp"
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <string_view>
+#include <sys/resource.h>
+#include <thread>
+#include <unistd.h>
+
+#include "gdn/tuner/backend.hpp"
+
+namespace gdn::tuner {
+
+namespace {
+
+bool listed_in_env(const char* var, const std::string& name) {
+  const char* v = std::getenv(var);
+  if (!v) return false;
+  std::string_view list(v);
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    if (list.substr(0, comma) == name) return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+// Test hooks: behave like a kernel that faults (the process dies) or hangs (never answers).
+void apply_test_hooks(const std::string& variant) {
+  if (listed_in_env("GDN_TEST_FAULT_VARIANT", variant)) {
+    rlimit no_core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);  // a deliberate fault should not litter core files
+    std::signal(SIGSEGV, SIG_DFL);
+    std::raise(SIGSEGV);
+  }
+  if (listed_in_env("GDN_TEST_HANG_VARIANT", variant))
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+void send(const wire::Message& m) { std::cout << wire::encode(m) << '\n' << std::flush; }
+
+}  // namespace
+
+int run_worker(const WorkerOptions& opt) {
+  std::unique_ptr<MeasureBackend> backend;
+  try {
+    backend = opt.replay_db.empty() ? make_gpu_backend(opt.gpu)
+                                    : make_replay_backend(opt.replay_db, opt.replay_sweep);
+  } catch (const std::exception& e) {
+    wire::Message fatal;
+    fatal.verb = "fatal";
+    send(fatal.set("message", std::string(e.what())));
+    return 2;
+  }
+  wire::Message ready;
+  ready.verb = "ready";
+  ready.set("pid", static_cast<long long>(::getpid()))
+      .set("mode", std::string(opt.replay_db.empty() ? "gpu" : "replay"))
+      .set("gpu", static_cast<long long>(opt.gpu));
+  send(ready);
+
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line == "quit") return 0;
+    if (line.empty()) continue;
+    TrialRequest req;
+    try {
+      req = decode_request(wire::decode(line));
+    } catch (const std::exception& e) {
+      std::cerr << "gdnlab worker: unreadable request: " << e.what() << '\n';
+      return 3;
+    }
+    apply_test_hooks(req.variant);
+    const auto t0 = std::chrono::steady_clock::now();
+    TrialOutput out;
+    try {
+      out = req.kind == RequestKind::Gate ? backend->gate(req) : backend->measure(req);
+    } catch (const std::exception& e) {
+      out = TrialOutput{};
+      out.result.outcome = db::Outcome::LaunchFailed;
+      out.result.message = std::string("worker error: ") + e.what();
+    }
+    out.id = req.id;
+    out.worker_exiting = backend->context_lost();
+    out.worker_busy_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    send(encode_output(out));
+    if (out.worker_exiting) return 4;
+  }
+  return 0;
+}
+
+}  // namespace gdn::tuner
