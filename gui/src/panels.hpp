@@ -17,6 +17,28 @@
 
 namespace gdn::gui {
 
+// Views whose queries scan whole sweeps (compare, selection) take seconds on 100k results.
+// While a sweep writes, recomputing them on every change would freeze the window, so when the
+// last computation was slow, new data only marks the view stale and a button recomputes it.
+class RecomputeGate {
+ public:
+  static constexpr double kAutoLimitS = 0.25;
+  // True when the view must be rebuilt now: its inputs changed, or the data changed and the
+  // last build was quick, or the user asked.
+  bool should_build(bool inputs_changed, bool data_changed);
+  void built(double seconds) { last_cost_s_ = seconds; stale_ = false; requested_ = false; }
+  void request() { requested_ = true; }
+  bool stale() const { return stale_; }
+  double last_cost_s() const { return last_cost_s_; }
+  // Draws the "data changed" notice with a recompute button when stale.
+  void draw_notice();
+
+ private:
+  double last_cost_s_ = 0;
+  bool stale_ = false;
+  bool requested_ = false;
+};
+
 class SweepsPanel {
  public:
   void draw(DashboardState& state);
@@ -80,6 +102,7 @@ class ComparePanel {
   model::XYPlot ratio_plot_;
   std::string error_;
   int class_filter_ = -1;  // -1: all, else a db::Difference
+  RecomputeGate gate_;
 };
 
 class SelectionPanel {
@@ -97,6 +120,7 @@ class SelectionPanel {
   char reason_[256] = "";
   char out_dir_[512] = "dispatch-out";
   model::ActionResult last_action_;
+  RecomputeGate gate_;
 };
 
 }  // namespace gdn::gui

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "gdn/variant.hpp"
+#include "fused_variant.hpp"
 #include "staged_variant.hpp"
 
 namespace gdn {
@@ -25,6 +26,10 @@ const Registry& build_registry() {
       add(Pass::Forward, KernelConfig{.family = Family::Staged, .block_v = bv});
     for (int bv : staged::kBackwardBlockV)
       add(Pass::Backward, KernelConfig{.family = Family::Staged, .block_v = bv});
+    for (const KernelConfig& c : fused::kDefaultFusedConfigs) {
+      r.owned.push_back(fused::make_fused_variant(c));
+      r.view.push_back(r.owned.back().get());
+    }
     return r;
   }();
   return reg;

@@ -68,4 +68,18 @@ struct SmemCarver {
   }
 };
 
+// Sequential carving of one device workspace buffer (256-byte aligned pieces); with a null
+// base it only measures. Shared by the staged and fused host orchestration.
+struct WorkspaceCarver {
+  static constexpr size_t kAlign = 256;
+  char* base;
+  size_t used = 0;
+  template <class T>
+  T* take(int64_t count) {
+    T* p = base ? reinterpret_cast<T*>(base + used) : nullptr;
+    used += ((static_cast<size_t>(count) * sizeof(T) + kAlign - 1) / kAlign) * kAlign;
+    return p;
+  }
+};
+
 }  // namespace gdn::staged

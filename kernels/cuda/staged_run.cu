@@ -5,21 +5,9 @@
 namespace gdn::staged {
 namespace {
 
-constexpr size_t kAlign = 256;
-
-// Sequential carving of one workspace buffer; with a null base it only measures.
-struct WorkspaceCarver {
-  char* base;
-  size_t used = 0;
-  template <class T>
-  T* take(int64_t count) {
-    T* p = base ? reinterpret_cast<T*>(base + used) : nullptr;
-    used += ((static_cast<size_t>(count) * sizeof(T) + kAlign - 1) / kAlign) * kAlign;
-    return p;
-  }
-};
-
 int64_t num_sequences(const gdn_problem& p) { return p.cu_seqlens ? p.num_seqs : p.B; }
+
+}  // namespace
 
 Dims make_dims(const gdn_problem& p) {
   Dims d{};
@@ -35,6 +23,8 @@ Dims make_dims(const gdn_problem& p) {
   d.state_vk = p.state_layout == GDN_STATE_VK;
   return d;
 }
+
+namespace {
 
 ChunkWorkspace carve_chunk_workspace(WorkspaceCarver& c, const Dims& d) {
   ChunkWorkspace ws;

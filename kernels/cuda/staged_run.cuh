@@ -5,8 +5,12 @@
 #include <cstddef>
 
 #include "gdn/gdn.h"
+#include "staged_common.cuh"
 
 namespace gdn::staged {
+
+// The device-side problem description of a validated problem (also used by the fused family).
+Dims make_dims(const gdn_problem& p);
 
 size_t fwd_workspace_bytes(const gdn_problem& p);
 size_t bwd_workspace_bytes(const gdn_problem& p);

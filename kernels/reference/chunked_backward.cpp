@@ -43,6 +43,7 @@
 #include "gdn/reference.hpp"
 #include "gdn/reference_chunk.hpp"
 #include "head_access.hpp"
+#include "parallel.hpp"
 
 namespace gdn::ref {
 
@@ -183,7 +184,8 @@ ChunkBwd chunk_backward(const ChunkIn& in, const Mat& S, const Mat& dO, const Ma
 
 }  // namespace chunk
 
-BwdOutputs chunked_backward(const Shape& s, const Inputs& in, const Grads& gr) {
+BwdOutputs chunked_backward(const Shape& s, const Inputs& in, const Grads& gr,
+                            const RunOptions& run) {
   validate(s, in, gr);
   const int64_t tokens = s.B * s.T;
   BwdOutputs out;
@@ -195,9 +197,10 @@ BwdOutputs chunked_backward(const Shape& s, const Inputs& in, const Grads& gr) {
   out.dh0.assign(static_cast<size_t>(state_elements(s)), 0.0);
   const double scale = s.effective_scale();
 
-  for (int64_t n = 0; n < s.num_seqs(); ++n)
-    for (int h = 0; h < s.Hv; ++h) {
-      const int kh = detail::k_head_of(s, h);
+  const int group = s.Hv / s.Hk;
+  // One thread owns a k-head's value heads: their dq, dk sums land in rows nobody else writes.
+  detail::for_each_group(s, run, [&](int64_t n, int kh) {
+    for (int h = kh * group; h < (kh + 1) * group; ++h) {
       // 1. Start state of every chunk.
       std::vector<int64_t> starts;
       std::vector<chunk::Mat> S_start;
@@ -226,6 +229,7 @@ BwdOutputs chunked_backward(const Shape& s, const Inputs& in, const Grads& gr) {
       // 3. dh0.
       detail::store_state(out.dh0, s, n, h, dS);
     }
+  });
   return out;
 }
 

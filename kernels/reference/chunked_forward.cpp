@@ -11,6 +11,7 @@
 #include "gdn/reference.hpp"
 #include "gdn/reference_chunk.hpp"
 #include "head_access.hpp"
+#include "parallel.hpp"
 
 namespace gdn::ref {
 
@@ -71,14 +72,15 @@ ChunkFwd chunk_forward(const ChunkIn& in, const Mat& S, double scale) {
 
 }  // namespace chunk
 
-FwdOutputs chunked_forward(const Shape& s, const Inputs& in) {
+FwdOutputs chunked_forward(const Shape& s, const Inputs& in, const RunOptions& run) {
   validate(s, in);
   const double scale = s.effective_scale();
   FwdOutputs out;
   out.o.assign(static_cast<size_t>(s.B * s.T * s.Hv * s.V), 0.0);
   if (s.want_final_state) out.ht.assign(static_cast<size_t>(state_elements(s)), 0.0);
-  for (int64_t n = 0; n < s.num_seqs(); ++n)
-    for (int h = 0; h < s.Hv; ++h) {
+  const int group = s.Hv / s.Hk;
+  detail::for_each_group(s, run, [&](int64_t n, int kh) {
+    for (int h = kh * group; h < (kh + 1) * group; ++h) {
       chunk::Mat S = detail::load_state(in.h0, s, n, h);
       for (int64_t t0 = s.seq_begin(n); t0 < s.seq_end(n); t0 += chunk::kChunk) {
         const int64_t L = std::min<int64_t>(chunk::kChunk, s.seq_end(n) - t0);
@@ -88,6 +90,7 @@ FwdOutputs chunked_forward(const Shape& s, const Inputs& in) {
       }
       if (s.want_final_state) detail::store_state(out.ht, s, n, h, S);
     }
+  });
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include "gdn/reference.hpp"
 #include "head_access.hpp"
 #include "oracle_step.hpp"
+#include "parallel.hpp"
 
 namespace gdn::ref {
 
@@ -120,7 +121,8 @@ void sequence_head_backward(const Shape& s, const Inputs& in, const Grads& gr,
 
 }  // namespace
 
-BwdOutputs oracle_backward(const Shape& s, const Inputs& in, const Grads& gr) {
+BwdOutputs oracle_backward(const Shape& s, const Inputs& in, const Grads& gr,
+                           const RunOptions& run) {
   validate(s, in, gr);
   const int64_t tokens = s.B * s.T;
   BwdOutputs out;
@@ -131,8 +133,12 @@ BwdOutputs oracle_backward(const Shape& s, const Inputs& in, const Grads& gr) {
   out.dbeta.assign(out.dg.size(), 0.0);
   out.dh0.assign(static_cast<size_t>(state_elements(s)), 0.0);
   const double scale = s.effective_scale();
-  for (int64_t n = 0; n < s.num_seqs(); ++n)
-    for (int h = 0; h < s.Hv; ++h) sequence_head_backward(s, in, gr, out, n, h, scale);
+  const int group = s.Hv / s.Hk;
+  // One thread owns a k-head's value heads: their dq, dk sums land in rows nobody else writes.
+  detail::for_each_group(s, run, [&](int64_t n, int kh) {
+    for (int h = kh * group; h < (kh + 1) * group; ++h)
+      sequence_head_backward(s, in, gr, out, n, h, scale);
+  });
   return out;
 }
 

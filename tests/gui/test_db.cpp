@@ -33,7 +33,7 @@ db::ProblemRecord test_problem(int j) {
 
 db::DeviceRecord test_device() {
   db::DeviceRecord d;
-  d.name = "NVIDIA H200";
+  d.name = "synthetic test GPU";  // test data: never mistaken for a measured H200
   d.uuid = "GPU-00000000-test";
   d.sm_count = 132;
   d.cc_major = 9;

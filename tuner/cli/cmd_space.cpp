@@ -10,7 +10,8 @@ namespace gdn::cli {
 void add_space(CLI::App& app, Action& run) {
   auto* sub = app.add_subcommand("space", "Show the variant space: every config, whether it is valid (and why not), "
                                           "and whether this build compiled it");
-  auto* compiled_only = sub->add_flag("--compiled", "Only the variants compiled into this build");
+  auto compiled_only = std::make_shared<bool>(false);
+  sub->add_flag("--compiled", *compiled_only, "Only the variants compiled into this build");
   sub->callback([&run, compiled_only] {
     run = [compiled_only] {
       const auto rows = tuner::list_space();

@@ -30,26 +30,33 @@ double ms_since(Clock::time_point t) {
 }
 
 // Finds the sweep --resume continues: the newest one with identical canonical arguments.
-std::int64_t find_resumable(const db::Database& db, const std::string& args, std::int64_t device_id,
-                            std::int64_t build_id) {
+// Runs before anything is registered, so a refused resume writes nothing.
+db::SweepSummary find_resumable(const db::Database& db, const std::string& args) {
   const auto sweeps = db::list_sweeps(db);
   for (const auto& s : sweeps) {
     if (s.sweep.args != args) continue;
     if (s.sweep.status == db::SweepStatus::Finished)
-      throw std::invalid_argument("--resume: sweep " + std::to_string(s.sweep.id) + " with these arguments already finished");
-    if (s.sweep.device_id != device_id)
-      throw std::invalid_argument("--resume: sweep " + std::to_string(s.sweep.id) + " ran on device '" +
-                                  s.device.name + "' (" + s.device.uuid + "); this device differs, and results of two devices are never mixed");
-    if (s.sweep.build_id != build_id)
-      throw std::invalid_argument("--resume: sweep " + std::to_string(s.sweep.id) + " was measured by build " +
-                                  s.build.git_sha + " [" + s.build.flags + "]; this build differs, and results of two builds are never mixed");
-    return s.sweep.id;
+      throw std::invalid_argument("--resume: sweep " + std::to_string(s.sweep.id) +
+                                  " with these arguments already finished");
+    return s;
   }
   std::string msg = "--resume: no unfinished sweep in '" + db.path() + "' has the arguments\n  " + args;
   for (const auto& s : sweeps)
     if (s.sweep.status != db::SweepStatus::Finished)
       msg += "\nunfinished sweep " + std::to_string(s.sweep.id) + " has\n  " + s.sweep.args;
   throw std::invalid_argument(msg);
+}
+
+// Results of two devices or two builds are never mixed in one sweep.
+void check_same_provenance(const db::SweepSummary& s, std::int64_t device_id, std::int64_t build_id) {
+  if (s.sweep.device_id != device_id)
+    throw std::invalid_argument("--resume: sweep " + std::to_string(s.sweep.id) + " ran on device '" + s.device.name +
+                                "' (" + s.device.uuid + ", driver " + s.device.driver_version +
+                                "); this device differs, and results of two devices are never mixed");
+  if (s.sweep.build_id != build_id)
+    throw std::invalid_argument("--resume: sweep " + std::to_string(s.sweep.id) + " was measured by build " +
+                                s.build.git_sha + " [" + s.build.flags +
+                                "]; this build differs, and results of two builds are never mixed");
 }
 
 struct Stored {
@@ -282,6 +289,8 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
   const auto args = canonical_args(o);
 
   auto database = db::Database::open(o.db_path);
+  std::optional<db::SweepSummary> resumed;
+  if (o.resume) resumed = find_resumable(database, args);
   db::ResultsWriter writer(database);
   const auto device_id = writer.register_device(plan.device);
   const auto build_id = writer.register_build(plan.build);
@@ -289,8 +298,9 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
   for (auto& p : plan.problems) p.record.id = writer.register_problem(p.record);
 
   SweepOutcome out;
-  if (o.resume) {
-    out.sweep_id = find_resumable(database, args, device_id, build_id);
+  if (resumed) {
+    check_same_provenance(*resumed, device_id, build_id);
+    out.sweep_id = resumed->sweep.id;
     out.resumed = true;
     writer.set_sweep_status(out.sweep_id, db::SweepStatus::Running);
   } else {

@@ -39,6 +39,8 @@ void apply_test_hooks(const std::string& variant) {
   }
   if (listed_in_env("GDN_TEST_HANG_VARIANT", variant))
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+  if (const char* delay = std::getenv("GDN_TEST_WORKER_DELAY_MS"))
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(delay)));
 }
 
 void send(const wire::Message& m) { std::cout << wire::encode(m) << '\n' << std::flush; }

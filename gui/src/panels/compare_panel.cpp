@@ -3,6 +3,7 @@
 // device and build differences stated above the table.
 #include <imgui.h>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -29,27 +30,26 @@ void ComparePanel::update(DashboardState& state, bool visible) {
   // The comparison runs queries over both sweeps: only when the tab is shown and something
   // changed, never per frame.
   if (!visible || !state.session.is_open()) return;
-  if (built_generation_ == state.data_generation && built_a_ == state.sweep_a &&
-      built_b_ == state.sweep_b)
-    return;
+  const bool inputs_changed = built_a_ != state.sweep_a || built_b_ != state.sweep_b;
+  if (!gate_.should_build(inputs_changed, built_generation_ != state.data_generation)) return;
+  const auto start = std::chrono::steady_clock::now();
   built_generation_ = state.data_generation;
   built_a_ = state.sweep_a;
   built_b_ = state.sweep_b;
   comparison_.reset();
   error_.clear();
-  if (state.sweep_a == 0 || state.sweep_b == 0) return;
-  if (state.sweep_a == state.sweep_b) {
+  if (state.sweep_a != 0 && state.sweep_b != 0 && state.sweep_a == state.sweep_b)
     error_ = "A and B are the same sweep: pick another sweep as B in the sweeps table.";
-    return;
+  if (state.sweep_a != 0 && state.sweep_b != 0 && error_.empty()) {
+    try {
+      comparison_ = db::compare_sweeps(state.session.db(), state.sweep_a, state.sweep_b);
+      ratio_plot_ = model::comparison_ratio_plot(*comparison_);
+    } catch (const db::DbError& e) {
+      if (e.kind() != db::DbError::Kind::Invalid) throw;  // file trouble: the session shows it
+      error_ = e.what();
+    }
   }
-  try {
-    comparison_ = db::compare_sweeps(state.session.db(), state.sweep_a, state.sweep_b);
-  } catch (const db::DbError& e) {
-    if (e.kind() != db::DbError::Kind::Invalid) throw;  // file trouble: the session shows it
-    error_ = e.what();
-    return;
-  }
-  ratio_plot_ = model::comparison_ratio_plot(*comparison_);
+  gate_.built(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
 void ComparePanel::draw(DashboardState& state) {
@@ -62,6 +62,7 @@ void ComparePanel::draw(DashboardState& state) {
     ImGui::TextColored(ui::error_color(), "%s", error_.c_str());
     return;
   }
+  gate_.draw_notice();
   if (!comparison_) return;
   const db::SweepComparison& cmp = *comparison_;
   ImGui::Text("A: sweep %lld on %s, build %s", (long long)cmp.a.sweep.id,

@@ -3,6 +3,7 @@
 // header an export writes, and the export itself (db::export_dispatch, as `gdnlab export`).
 #include <imgui.h>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -11,10 +12,29 @@
 
 namespace gdn::gui {
 
+bool RecomputeGate::should_build(bool inputs_changed, bool data_changed) {
+  if (inputs_changed || requested_) return true;
+  if (!data_changed) return false;
+  if (last_cost_s_ <= kAutoLimitS) return true;
+  stale_ = true;
+  return false;
+}
+
+void RecomputeGate::draw_notice() {
+  if (!stale_) return;
+  ImGui::TextColored({0.95f, 0.8f, 0.3f, 1},
+                     "New results arrived; this view took %.1f s to compute last time.",
+                     last_cost_s_);
+  ImGui::SameLine();
+  if (ImGui::SmallButton("Recompute")) request();
+}
+
 void SelectionPanel::update(DashboardState& state, bool visible) {
   if (!visible || !state.session.is_open()) return;
-  if (built_generation_ == state.data_generation && built_sweep_ == state.sweep_a) return;
-  if (built_sweep_ != state.sweep_a) {
+  const bool inputs_changed = built_sweep_ != state.sweep_a;
+  if (!gate_.should_build(inputs_changed, built_generation_ != state.data_generation)) return;
+  const auto start = std::chrono::steady_clock::now();
+  if (inputs_changed) {
     bucket_ = -1;
     candidate_ = -1;
   }
@@ -29,10 +49,12 @@ void SelectionPanel::update(DashboardState& state, bool visible) {
   }
   if (view_.selection() && bucket_ >= static_cast<int>(view_.selection()->buckets.size()))
     bucket_ = -1;
+  gate_.built(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
 void SelectionPanel::draw(DashboardState& state) {
   if (!error_.empty()) ImGui::TextColored(ui::error_color(), "%s", error_.c_str());
+  gate_.draw_notice();
   const auto& selection = view_.selection();
   if (!selection) {
     ImGui::TextDisabled("Select a sweep to see its winners.");
@@ -135,14 +157,14 @@ void SelectionPanel::draw(DashboardState& state) {
       last_action_ = view_.set_override(state.session, static_cast<std::size_t>(bucket_),
                                         b.candidates[static_cast<std::size_t>(candidate_)].variant,
                                         reason_);
-      built_generation_ = ~0ull;  // recompute the selection next frame
+      gate_.request();  // recompute the selection next frame, however long it takes
     }
     if (!can_override) ImGui::EndDisabled();
     ImGui::SameLine();
     if (!b.overridden) ImGui::BeginDisabled();
     if (ImGui::Button("Clear override")) {
       last_action_ = view_.clear_override(state.session, static_cast<std::size_t>(bucket_));
-      built_generation_ = ~0ull;
+      gate_.request();
     }
     if (!b.overridden) ImGui::EndDisabled();
   } else {

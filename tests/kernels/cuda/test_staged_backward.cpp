@@ -69,7 +69,7 @@ TEST_F(StagedBackward, EdgeSetMatchesOracle) {
     run_every_variant(variants_, dc, opt, label, [&](const DeviceBwdResult& got) {
       const CheckReport rep = check_backward(c, r, got);
       EXPECT_TRUE(rep.passed()) << rep.summary();
-        worst.note(rep);
+      worst.note(rep);
     });
   }
   worst.print("EdgeSetMatchesOracle");

@@ -68,7 +68,7 @@ TEST_F(StagedForward, EdgeSetMatchesOracle) {
     run_every_variant(variants_, c, dc, label, [&](const DeviceFwdResult& got) {
       const CheckReport rep = check_forward(c, r, got);
       EXPECT_TRUE(rep.passed()) << rep.summary();
-        worst.note(rep);
+      worst.note(rep);
     });
   }
   worst.print("EdgeSetMatchesOracle");

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "gdn/reference.hpp"
 #include "gdn/testing/random.hpp"
@@ -15,6 +16,21 @@ namespace gdn {
 namespace {
 
 constexpr double kExact = 1e-14;
+
+// Both implementations, for the properties they must share.
+using Forward = std::function<ref::FwdOutputs(const ref::Shape&, const ref::Inputs&)>;
+using Backward =
+    std::function<ref::BwdOutputs(const ref::Shape&, const ref::Inputs&, const ref::Grads&)>;
+const Forward kForwards[] = {
+    [](const ref::Shape& s, const ref::Inputs& in) { return ref::oracle_forward(s, in); },
+    [](const ref::Shape& s, const ref::Inputs& in) { return ref::chunked_forward(s, in); }};
+const Backward kBackwards[] = {
+    [](const ref::Shape& s, const ref::Inputs& in, const ref::Grads& g) {
+      return ref::oracle_backward(s, in, g);
+    },
+    [](const ref::Shape& s, const ref::Inputs& in, const ref::Grads& g) {
+      return ref::chunked_backward(s, in, g);
+    }};
 
 testing::RandomCase random_case(const ref::Shape& s, bool h0 = true, bool dht = true) {
   testing::CaseOptions o;
@@ -88,7 +104,7 @@ TEST(RefOracleSemantics, PackedSequencesEqualSeparateRunsAndZeroLengthPassesThro
 TEST(RefOracleSemantics, BatchEqualsPackedEqualLengths) {
   const testing::RandomCase dense = random_case(testing::dense_shape(3, 65, 2, 4, 4, 3));
   ref::Shape packed = testing::packed_shape({65, 65, 65}, 2, 4, 4, 3);
-  for (auto run : {ref::oracle_forward, ref::chunked_forward}) {
+  for (const Forward& run : kForwards) {
     const ref::FwdOutputs a = run(dense.shape, dense.inputs);
     const ref::FwdOutputs b = run(packed, dense.inputs);
     EXPECT_EQ(a.o, b.o);
@@ -120,12 +136,12 @@ TEST(RefOracleSemantics, StateLayoutVkIsTheTranspose) {
   in_vk.h0 = transpose_states(c.inputs.h0, true);
   ref::Grads gr_vk = c.grads;
   gr_vk.dht = transpose_states(c.grads.dht, true);
-  for (auto run : {ref::oracle_forward, ref::chunked_forward}) {
+  for (const Forward& run : kForwards) {
     const ref::FwdOutputs a = run(c.shape, c.inputs), b = run(vk, in_vk);
     EXPECT_EQ(a.o, b.o);
     EXPECT_EQ(a.ht, transpose_states(b.ht, false));
   }
-  for (auto run : {ref::oracle_backward, ref::chunked_backward}) {
+  for (const Backward& run : kBackwards) {
     const ref::BwdOutputs a = run(c.shape, c.inputs, c.grads), b = run(vk, in_vk, gr_vk);
     EXPECT_EQ(a.dv, b.dv);
     EXPECT_EQ(a.dg, b.dg);
@@ -150,7 +166,7 @@ TEST(RefOracleSemantics, GvaEqualsDuplicatedKeyHeads) {
         in.k.push_back(c.inputs.k[t * K + i]);
       }
   EXPECT_EQ(ref::oracle_forward(c.shape, c.inputs).o, ref::oracle_forward(dup, in).o);
-  for (auto run : {ref::oracle_backward, ref::chunked_backward}) {
+  for (const Backward& run : kBackwards) {
     const ref::BwdOutputs shared = run(c.shape, c.inputs, c.grads);
     const ref::BwdOutputs split = run(dup, in, c.grads);
     EXPECT_EQ(shared.dv, split.dv);

@@ -57,12 +57,23 @@ void validate(const Shape& s, const Inputs& in, const Grads& gr);
 // Number of elements of one full state tensor [N, Hv, K, V] (either layout).
 int64_t state_elements(const Shape& s);
 
-// dh0 is always produced (the gradient with respect to a zero start state when h0 is
-// empty), as gdn_bwd writes it whenever its dh0 pointer is set.
-FwdOutputs oracle_forward(const Shape& s, const Inputs& in);
-BwdOutputs oracle_backward(const Shape& s, const Inputs& in, const Grads& gr);
-FwdOutputs chunked_forward(const Shape& s, const Inputs& in);
-BwdOutputs chunked_backward(const Shape& s, const Inputs& in, const Grads& gr);
+// How to run the reference. Work is split over (sequence, k-head) groups, each on one thread
+// in a fixed order, so the result is bit-identical for every thread count. At K = V = 128 the
+// oracle forward costs ~8 K V flops per token and value head (a T = 32768, Hv = 64 case is
+// ~3e11; measured ~3 GFLOP/s per thread here, backward 5-10x the forward): GPU tests on long
+// shapes want threads = 0, and chunked_backward (about twice as fast as oracle_backward).
+struct RunOptions {
+  int threads = 1;  // 0: std::thread::hardware_concurrency()
+};
+
+// The backward always produces dh0 (the gradient with respect to a zero start state when h0
+// is empty), as gdn_bwd writes it whenever its dh0 pointer is set.
+FwdOutputs oracle_forward(const Shape& s, const Inputs& in, const RunOptions& run = {});
+BwdOutputs oracle_backward(const Shape& s, const Inputs& in, const Grads& gr,
+                           const RunOptions& run = {});
+FwdOutputs chunked_forward(const Shape& s, const Inputs& in, const RunOptions& run = {});
+BwdOutputs chunked_backward(const Shape& s, const Inputs& in, const Grads& gr,
+                            const RunOptions& run = {});
 
 // ||x - ref|| / ||ref|| (0 when both are zero; +inf when ref is zero and x is not;
 // NaN in x gives NaN).

@@ -11,6 +11,8 @@
 // Test hooks (environment, read per request; used by the crash-isolation tests):
 //   GDN_TEST_FAULT_VARIANT=<name>[,<name>...]  the worker dies by SIGSEGV on that variant
 //   GDN_TEST_HANG_VARIANT=<name>[,<name>...]   the worker stops answering (sleeps)
+//   GDN_TEST_WORKER_DELAY_MS=<ms>              every request takes at least that long (so a
+//                                              test can kill -9 a replay sweep half-way)
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,30 @@
+// Launchers of the fused family's kernels. Every launcher enqueues on the given stream only,
+// never synchronises, and returns the launch error.
+#pragma once
+
+#include "fused_params.cuh"
+
+namespace gdn::fused {
+
+// The chunk loop over grid (items, Hv, col_blocks); items = sequences (no CP) or segment table
+// entries. Defined for BV = 32 and 64 (fused_chunk_loop_v32.cu, fused_chunk_loop_v64.cu).
+template <int BV>
+cudaError_t launch_chunk_loop(const FusedParams& p, unsigned items, unsigned col_blocks,
+                              cudaStream_t stream);
+// Kernel entry point (for cudaFuncGetAttributes) of the bf16 or fp16 instantiation.
+template <int BV>
+const void* chunk_loop_symbol(bool bf16);
+
+// Exact context parallelism (fused_cp.cu).
+// Segment table: sequence n gets max(1, ceil(chunks_n / seg_chunks)) segments of at most
+// seg_chunks chunks; seg_first [N + 1] is their scan, segs [max_segs] the entries (unused
+// tail entries have flags == 0). Built on the device from chunk_first.
+cudaError_t build_segment_table(const Dims& d, int seg_chunks, const int64_t* chunk_first,
+                                int64_t* seg_first, Segment* segs, int64_t max_segs,
+                                cudaStream_t stream);
+// Fix-up: per (sequence, v-head, 32-column block), h_{i+1} = M_i h_i + N_i from h_0 = h0 (or
+// zero) over the sequence's segments, writing starts[i + 1] (KV layout, fp32).
+cudaError_t launch_cp_fixup(const Dims& d, const float* h0, const int64_t* seg_first,
+                            const float* transfer, float* starts, cudaStream_t stream);
+
+}  // namespace gdn::fused

@@ -1,0 +1,112 @@
+// Parameter block, work items and shared-memory layout of the fused forward family.
+//
+// Workspace tensors (beyond the staged chunk table, gamma and T = Gam o A0 of the prepare
+// kernel, which the fused kernel reads instead of recomputing):
+//   CP only: seg_first [N + 1] int64, segs [max_segs] Segment,
+//            transfer [max_segs, Hv, K, 2K] fp32: [M | N] of each segment (pass 1),
+//            starts   [max_segs, Hv, K, V]  fp32: corrected start state of each segment.
+#pragma once
+
+#include "fused_mma.cuh"
+#include "staged_params.cuh"
+
+namespace gdn::fused {
+
+using staged::ChunkInfo;
+using staged::Dims;
+using staged::kC;
+using staged::kK;
+using staged::kV;
+
+inline constexpr int kThreads = 128;  // 4 warps, Cooperative: every warp does every product
+inline constexpr int kWarps = kThreads / 32;
+
+// A run of consecutive chunks of one sequence processed by one CTA (per head, V-block).
+struct Segment {
+  int64_t chunk_begin, chunk_end;  // [begin, end) in the chunk table; may be empty
+  int32_t seq;
+  int32_t flags;                   // kFirst | kLast; 0 = unused table entry
+  static constexpr int32_t kFirst = 1, kLast = 2;
+};
+
+// What a launch of the chunk loop computes.
+//   Output:     o for every chunk, and ht on a sequence's last segment; the start state is
+//               h0 (first segment) or starts[segment].
+//   Transition: CP pass 1 over the augmented state [M | N] (2K columns, grid.z spans both):
+//               M columns start from the identity with v = 0, N columns from zero with the
+//               real v; the end state goes to transfer. No output. Last segments skip.
+enum class Mode : int { Output = 0, Transition = 1 };
+
+struct FusedParams {
+  Dims d;
+  const void* q;
+  const void* k;
+  const void* v;
+  const void* beta;
+  const float* h0;  // optional
+  void* o;
+  float* ht;        // optional
+  const int64_t* chunk_first;
+  const ChunkInfo* table;
+  const float* gcum;
+  const float* tmat;
+  const Segment* segs;  // nullptr: one segment per sequence (no CP)
+  const float* starts;  // CP: corrected start states
+  float* transfer;      // CP pass 1 output
+  Mode mode;
+  int stages;           // ring depth, 2 or 3
+};
+
+// Padded strides (elements): a 16-byte pad per row keeps ldmatrix conflict-free.
+inline constexpr int kLdQK = kK + 8;   // 16-bit q, k rows
+inline constexpr int kLdT = kC + 8;    // fp32 T rows (16-byte aligned for cp.async)
+
+template <int BV>
+struct FusedSmem {
+  static constexpr int kLdV = BV + 8;  // 16-bit V-block rows
+  // Per ring stage.
+  static constexpr size_t kQBytes = size_t(kC) * kLdQK * 2;
+  static constexpr size_t kVBytes = size_t(kC) * kLdV * 2;
+  static constexpr size_t kTBytes = size_t(kC) * kLdT * 4;
+  static constexpr size_t kGateBytes = size_t(2) * kC * 4;  // gamma, beta
+  static constexpr size_t kStageBytes = 2 * kQBytes + kVBytes + kTBytes + kGateBytes;
+  // Single buffers of the per-chunk chain.
+  static constexpr size_t kStateBytes = size_t(kK) * kLdV * 2;  // 16-bit copy of S
+  static constexpr size_t kChainBytes = kStateBytes + 3 * kVBytes;  // S, W', Vd, V'
+
+  static size_t bytes(int stages) { return stages * kStageBytes + kChainBytes; }
+
+  char* base;
+  __device__ __forceinline__ char* stage(int s) const { return base + s * kStageBytes; }
+  __device__ __forceinline__ SmemTile16 q(int s) const {
+    return {reinterpret_cast<uint16_t*>(stage(s)), kLdQK};
+  }
+  __device__ __forceinline__ SmemTile16 k(int s) const {
+    return {reinterpret_cast<uint16_t*>(stage(s) + kQBytes), kLdQK};
+  }
+  __device__ __forceinline__ SmemTile16 v(int s) const {
+    return {reinterpret_cast<uint16_t*>(stage(s) + 2 * kQBytes), kLdV};
+  }
+  __device__ __forceinline__ float* t(int s) const {
+    return reinterpret_cast<float*>(stage(s) + 2 * kQBytes + kVBytes);
+  }
+  __device__ __forceinline__ float* gam(int s) const {
+    return reinterpret_cast<float*>(stage(s) + 2 * kQBytes + kVBytes + kTBytes);
+  }
+  __device__ __forceinline__ float* beta(int s) const { return gam(s) + kC; }
+  __device__ __forceinline__ char* chain(int stages) const { return base + stages * kStageBytes; }
+  __device__ __forceinline__ SmemTile16 s16(int stages) const {
+    return {reinterpret_cast<uint16_t*>(chain(stages)), kLdV};
+  }
+  __device__ __forceinline__ SmemTile16 w(int stages) const {
+    return {reinterpret_cast<uint16_t*>(chain(stages) + kStateBytes), kLdV};
+  }
+  __device__ __forceinline__ SmemTile16 vd(int stages) const {
+    return {reinterpret_cast<uint16_t*>(chain(stages) + kStateBytes + kVBytes), kLdV};
+  }
+  __device__ __forceinline__ SmemTile16 vp(int stages) const {
+    return {reinterpret_cast<uint16_t*>(chain(stages) + kStateBytes + 2 * kVBytes), kLdV};
+  }
+};
+
+}  // namespace gdn::fused

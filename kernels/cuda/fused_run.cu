@@ -1,0 +1,127 @@
+// Workspace carving and the launch sequence of the fused forward (see fused_run.cuh).
+#include "chunk_table.cuh"
+#include "fused_kernels.cuh"
+#include "fused_run.cuh"
+#include "staged_kernels.cuh"
+#include "staged_run.cuh"
+
+namespace gdn::fused {
+namespace {
+
+struct FusedWorkspace {
+  int64_t* chunk_first = nullptr;
+  ChunkInfo* table = nullptr;
+  float* gcum = nullptr;
+  float* tmat = nullptr;
+  // CP only
+  int64_t max_segs = 0;
+  int64_t* seg_first = nullptr;
+  Segment* segs = nullptr;
+  float* transfer = nullptr;
+  float* starts = nullptr;
+};
+
+// Upper bound on the segment count: sum_n max(1, ceil(chunks_n / cp)) <= ceil(chunks / cp) + N.
+int64_t max_segments(const Dims& d, int cp) { return (d.max_chunks + cp - 1) / cp + d.num_seqs; }
+
+FusedWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, int cp) {
+  FusedWorkspace w;
+  w.chunk_first = c.take<int64_t>(d.num_seqs + 1);
+  w.table = c.take<ChunkInfo>(d.max_chunks);
+  w.gcum = c.take<float>(d.Ttot * d.Hv);
+  w.tmat = c.take<float>(d.max_chunks * d.Hv * kC * kC);
+  if (cp > 0) {
+    w.max_segs = max_segments(d, cp);
+    w.seg_first = c.take<int64_t>(d.num_seqs + 1);
+    w.segs = c.take<Segment>(w.max_segs);
+    w.transfer = c.take<float>(w.max_segs * d.Hv * kK * 2 * kV);
+    w.starts = c.take<float>(w.max_segs * d.Hv * kK * kV);
+  }
+  return w;
+}
+
+cudaError_t launch_loop(const FusedParams& p, int block_v, int64_t items, int state_cols,
+                        cudaStream_t s) {
+  const auto n = static_cast<unsigned>(items);
+  switch (block_v) {
+    case 32: return launch_chunk_loop<32>(p, n, static_cast<unsigned>(state_cols / 32), s);
+    case 64: return launch_chunk_loop<64>(p, n, static_cast<unsigned>(state_cols / 64), s);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace
+
+size_t chunk_loop_smem_bytes(int block_v, int stages) {
+  switch (block_v) {
+    case 32: return FusedSmem<32>::bytes(stages);
+    case 64: return FusedSmem<64>::bytes(stages);
+    default: return 0;
+  }
+}
+
+size_t fwd_workspace_bytes(const gdn_problem& p, const KernelConfig& c) {
+  staged::WorkspaceCarver carver{nullptr};
+  carve(carver, staged::make_dims(p), c.cp_segment_chunks);
+  return carver.used;
+}
+
+gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const KernelConfig& c,
+                       gdn_stream_t stream) {
+  const size_t need = fwd_workspace_bytes(p, c);
+  if (a.workspace_bytes < need || (!a.workspace && need > 0)) return GDN_ERROR_WORKSPACE;
+  const auto s = reinterpret_cast<cudaStream_t>(stream);
+  const Dims d = staged::make_dims(p);
+  if (d.num_seqs == 0) return GDN_OK;
+  staged::WorkspaceCarver carver{static_cast<char*>(a.workspace)};
+  const FusedWorkspace w = carve(carver, d, c.cp_segment_chunks);
+
+  cudaError_t err = staged::build_chunk_table(p, d, w.chunk_first, w.table, s);
+  if (err == cudaSuccess && d.max_chunks > 0) {
+    staged::FwdParams prep{};
+    prep.d = d;
+    prep.q = a.q;
+    prep.k = a.k;
+    prep.v = a.v;
+    prep.g = a.g;
+    prep.beta = a.beta;
+    prep.ws.chunk_first = w.chunk_first;
+    prep.ws.table = w.table;
+    prep.ws.gcum = w.gcum;
+    prep.ws.tmat = w.tmat;
+    err = staged::launch_prepare(prep, s);
+  }
+  FusedParams fp{};
+  fp.d = d;
+  fp.q = a.q;
+  fp.k = a.k;
+  fp.v = a.v;
+  fp.beta = a.beta;
+  fp.h0 = a.h0;
+  fp.o = a.o;
+  fp.ht = a.ht;
+  fp.chunk_first = w.chunk_first;
+  fp.table = w.table;
+  fp.gcum = w.gcum;
+  fp.tmat = w.tmat;
+  fp.stages = c.stages;
+  fp.mode = Mode::Output;
+  if (c.cp_segment_chunks == 0) {
+    if (err == cudaSuccess) err = launch_loop(fp, c.block_v, d.num_seqs, kV, s);
+    return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
+  }
+  if (err == cudaSuccess)
+    err = build_segment_table(d, c.cp_segment_chunks, w.chunk_first, w.seg_first, w.segs,
+                              w.max_segs, s);
+  fp.segs = w.segs;
+  fp.transfer = w.transfer;
+  fp.starts = w.starts;
+  fp.mode = Mode::Transition;  // pass 1: [M | N] of every segment but the last
+  if (err == cudaSuccess) err = launch_loop(fp, c.block_v, w.max_segs, 2 * kV, s);
+  if (err == cudaSuccess) err = launch_cp_fixup(d, a.h0, w.seg_first, w.transfer, w.starts, s);
+  fp.mode = Mode::Output;
+  if (err == cudaSuccess) err = launch_loop(fp, c.block_v, w.max_segs, kV, s);
+  return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
+}
+
+}  // namespace gdn::fused

@@ -1,0 +1,136 @@
+// FusedVariant: the Variant interface over the fused forward (fused_run.cuh).
+#include <cuda_runtime.h>
+
+#include <mutex>
+#include <sstream>
+
+#include "fused_kernels.cuh"
+#include "fused_run.cuh"
+#include "fused_variant.hpp"
+
+namespace gdn::fused {
+namespace {
+
+// Shared memory one CTA may use on sm_90 (227 KB opt-in).
+constexpr size_t kMaxSmemPerBlock = 232448;
+
+const char* dtype_name(gdn_dtype t) {
+  switch (t) {
+    case GDN_BF16: return "bf16";
+    case GDN_FP16: return "fp16";
+    case GDN_FP32: return "fp32";
+  }
+  return "unknown";
+}
+
+bool block_v_compiled(int bv) {
+  for (int v : kCompiledBlockV)
+    if (v == bv) return true;
+  return false;
+}
+
+class FusedVariant final : public Variant {
+ public:
+  explicit FusedVariant(const KernelConfig& c) : config_(c), name_(config_name(c)) {}
+
+  Pass pass() const override { return Pass::Forward; }
+  const KernelConfig& config() const override { return config_; }
+  const std::string& name() const override { return name_; }
+
+  std::string describe() const override {
+    std::ostringstream s;
+    s << "fused forward: chunk table, prepare (gamma, T) per chunk, then one CTA of " << kThreads
+      << " threads (4 cooperative warps) per (" << (config_.cp_segment_chunks ? "segment" : "sequence")
+      << ", v-head, " << config_.block_v << "-column V-block) looping over chunks, state in "
+      << "registers, mma.sync bf16/fp16 -> fp32, cp.async ring of " << config_.stages << " stages";
+    if (config_.cp_segment_chunks)
+      s << "; exact CP: segments of " << config_.cp_segment_chunks
+        << " chunks, transfer pass [M | N], fp32 fix-up, main pass from corrected starts";
+    const Resources r = resources();
+    if (r.registers >= 0)
+      s << "; chunk loop " << r.registers << " regs, " << r.shared_bytes << " B smem, "
+        << r.local_bytes << " B local";
+    return s.str();
+  }
+
+  Implementable can_implement(const gdn_problem& p) const override {
+    const ConfigCheck check = check_config(config_);
+    if (!check.ok) return {false, check.reason};
+    if (config_.family != Family::Fused) return {false, "family: this variant is fused"};
+    std::ostringstream s;
+    if (!block_v_compiled(config_.block_v)) {
+      s << "block_v: the fused chunk loop is compiled for 32 and 64 columns, not "
+        << config_.block_v;
+      return {false, s.str()};
+    }
+    if (config_.roles != WarpRoles::Cooperative)
+      return {false, "roles: only the cooperative warp layout of the fused family is built"};
+    if (config_.chains_per_cta != 1)
+      return {false, "chains_per_cta: the fused chunk loop runs one chain per CTA"};
+    if (chunk_loop_smem_bytes(config_.block_v, config_.stages) > kMaxSmemPerBlock) {
+      s << "stages: " << config_.stages << " ring stages of a " << config_.block_v
+        << "-column V-block need " << chunk_loop_smem_bytes(config_.block_v, config_.stages)
+        << " B of shared memory, more than the " << kMaxSmemPerBlock << " B a CTA can have";
+      return {false, s.str()};
+    }
+    if (p.K != 128 || p.V != 128) {
+      s << "K, V: the fused kernels need K = V = 128, got K = " << p.K << ", V = " << p.V;
+      return {false, s.str()};
+    }
+    if (p.qkv_dtype != GDN_BF16 && p.qkv_dtype != GDN_FP16)
+      return {false, std::string("qkv_dtype: expected bf16 or fp16, got ") + dtype_name(p.qkv_dtype)};
+    if (p.beta_dtype != GDN_FP32 && p.beta_dtype != p.qkv_dtype)
+      return {false, std::string("beta_dtype: expected fp32 or the qkv dtype (") +
+                         dtype_name(p.qkv_dtype) + "), got " + dtype_name(p.beta_dtype)};
+    return {true, ""};
+  }
+
+  size_t workspace_bytes(const gdn_problem& p) const override {
+    return fwd_workspace_bytes(p, config_);
+  }
+
+  gdn_status run_fwd(const gdn_problem& p, const gdn_fwd_args& a, gdn_stream_t s) const override {
+    return run_forward(p, a, config_, s);
+  }
+
+  gdn_status run_bwd(const gdn_problem&, const gdn_bwd_args&, gdn_stream_t) const override {
+    return GDN_ERROR_INTERNAL;  // a forward-only variant; the registry never offers it for bwd
+  }
+
+  Resources resources() const override {
+    std::call_once(resources_once_, [this] {
+      int devices = 0;
+      if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+        cudaGetLastError();  // clear the sticky "no device" error
+        return;
+      }
+      const void* kernel = config_.block_v == 32 ? chunk_loop_symbol<32>(true)
+                           : config_.block_v == 64 ? chunk_loop_symbol<64>(true)
+                                                   : nullptr;
+      cudaFuncAttributes attr{};
+      if (!kernel || cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
+        cudaGetLastError();
+        return;
+      }
+      resources_.registers = attr.numRegs;
+      resources_.shared_bytes = static_cast<int>(
+          attr.sharedSizeBytes + chunk_loop_smem_bytes(config_.block_v, config_.stages));
+      resources_.local_bytes = static_cast<int>(attr.localSizeBytes);
+    });
+    return resources_;
+  }
+
+ private:
+  KernelConfig config_;
+  std::string name_;
+  mutable std::once_flag resources_once_;
+  mutable Resources resources_;
+};
+
+}  // namespace
+
+std::unique_ptr<Variant> make_fused_variant(const KernelConfig& config) {
+  return std::make_unique<FusedVariant>(config);
+}
+
+}  // namespace gdn::fused

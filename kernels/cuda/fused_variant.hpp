@@ -1,0 +1,34 @@
+// The fused forward family as type-erased variants, and the configs this build compiles.
+#pragma once
+
+#include <memory>
+
+#include "gdn/variant.hpp"
+
+namespace gdn::fused {
+
+// V-block widths with a compiled chunk loop (fused_chunk_loop_v*.cu).
+inline constexpr int kCompiledBlockV[] = {32, 64};
+
+// The fused forward variants registered by default: both V-block widths, a 3-deep ring where
+// it fits in shared memory, and exact CP at several segment lengths.
+inline constexpr KernelConfig kDefaultFusedConfigs[] = {
+    {.family = Family::Fused, .block_v = 32, .stages = 2},
+    {.family = Family::Fused, .block_v = 64, .stages = 2},
+    {.family = Family::Fused, .block_v = 32, .stages = 3},
+    {.family = Family::Fused, .block_v = 64, .stages = 2, .cp_segment_chunks = 8},
+    {.family = Family::Fused, .block_v = 32, .stages = 2, .cp_segment_chunks = 16},
+    {.family = Family::Fused, .block_v = 64, .stages = 2, .cp_segment_chunks = 16},
+    {.family = Family::Fused, .block_v = 32, .stages = 2, .cp_segment_chunks = 32},
+};
+
+consteval bool all_valid(std::span<const KernelConfig> configs) {
+  for (const KernelConfig& c : configs)
+    if (!check_config(c).ok || c.family != Family::Fused) return false;
+  return true;
+}
+static_assert(all_valid(kDefaultFusedConfigs), "a default fused config fails check_config");
+
+std::unique_ptr<Variant> make_fused_variant(const KernelConfig& config);
+
+}  // namespace gdn::fused

@@ -1,0 +1,121 @@
+// Crash isolation (a worker that dies or hangs on one variant) and kill -9 of the coordinator
+// followed by --resume: no committed result lost, none duplicated.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <thread>
+
+#include "sweep_test_util.hpp"
+
+using namespace gdn::tuner::testing;
+using gdn::db::Outcome;
+
+extern char** environ;
+
+namespace {
+class CrashResume : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = temp_dir("crash");
+    rec = make_recorded_db(dir + "/recorded.db");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+  std::string dir;
+  RecordedDb rec;
+  std::string out;
+};
+
+std::size_t count_or_zero(const std::string& db) {
+  if (!std::filesystem::exists(db)) return 0;
+  try {
+    return all_results(db).size();
+  } catch (const std::exception&) {
+    return 0;  // being created right now
+  }
+}
+}  // namespace
+
+TEST_F(CrashResume, FaultingVariantIsRecordedCrashedAndTheSweepGoesOn) {
+  const auto db = dir + "/out.db";
+  const auto& faulty = rec.variants[3];
+  ASSERT_EQ(run_command("GDN_TEST_FAULT_VARIANT=" + faulty + " " + replay_sweep_cmd(rec, db, ""), out), 0) << out;
+  EXPECT_NE(out.find("worker restarts 2"), std::string::npos) << "one crash per problem family: " << out;
+  const auto rows = by_pair(all_results(db));
+  ASSERT_EQ(rows.size(), rec.variants.size() * 4);
+  for (int p = 0; p < 4; ++p) {
+    const auto& r = rows.at({faulty, p}).result;
+    EXPECT_EQ(r.outcome, Outcome::Crashed);
+    EXPECT_NE(r.message.find("signal 11"), std::string::npos) << r.message;
+    // Every other variant was measured by a restarted worker.
+    EXPECT_EQ(rows.at({rec.variants[0], p}).result.outcome, Outcome::Passed);
+  }
+}
+
+TEST_F(CrashResume, HangingVariantIsKilledAndRecordedTimeout) {
+  const auto db = dir + "/out.db";
+  const auto& hung = rec.variants[2];
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(run_command("GDN_TEST_HANG_VARIANT=" + hung + " " +
+                            replay_sweep_cmd(rec, db, "--timeout 1 --gate-timeout 1"), out), 0) << out;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+  const auto rows = by_pair(all_results(db));
+  for (int p = 0; p < 4; ++p) {
+    const auto& r = rows.at({hung, p}).result;
+    EXPECT_EQ(r.outcome, Outcome::Timeout);
+    EXPECT_NE(r.message.find("timeout"), std::string::npos) << r.message;
+  }
+  EXPECT_EQ(rows.at({rec.variants[0], 0}).result.outcome, Outcome::Passed);
+}
+
+TEST_F(CrashResume, KillDashNineThenResumeLosesNothingAndDuplicatesNothing) {
+  const auto db = dir + "/out.db";
+  // Slow workers so the coordinator can be killed half-way through.
+  const std::string cmd = "GDN_TEST_WORKER_DELAY_MS=120 exec " + replay_sweep_cmd(rec, db, "--seed 5");
+  const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (count_or_zero(db) < 6 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the sweep finished before it could be killed";
+
+  std::int64_t sweep_before = 0;
+  const auto before = all_results(db, &sweep_before);
+  ASSERT_GE(before.size(), 6u);
+  ASSERT_LT(before.size(), rec.variants.size() * 4);
+
+  // A resume with other arguments is refused (and says what differs).
+  EXPECT_EQ(run_command(replay_sweep_cmd(rec, db, "--seed 6 --resume"), out), 2) << out;
+  EXPECT_NE(out.find("--resume"), std::string::npos) << out;
+
+  ASSERT_EQ(run_command(replay_sweep_cmd(rec, db, "--seed 5 --resume"), out), 0) << out;
+  EXPECT_NE(out.find("(resumed)"), std::string::npos) << out;
+  std::int64_t sweep_after = 0;
+  const auto after = all_results(db, &sweep_after);
+  EXPECT_EQ(sweep_after, sweep_before) << "same sweep id";
+  ASSERT_EQ(after.size(), rec.variants.size() * 4) << "every pair exactly once";
+  EXPECT_EQ(by_pair(after).size(), after.size()) << "no duplicate pair";
+  const auto after_by_id = [&] {
+    std::map<std::int64_t, gdn::db::ResultRow> m;
+    for (const auto& r : after) m.emplace(r.result.id, r);
+    return m;
+  }();
+  for (const auto& r : before) {
+    ASSERT_TRUE(after_by_id.count(r.result.id)) << "committed result " << r.result.id << " lost";
+    const auto& a = after_by_id.at(r.result.id).result;
+    EXPECT_EQ(a.outcome, r.result.outcome);
+    EXPECT_EQ(a.latency_p50_ms, r.result.latency_p50_ms);
+  }
+  EXPECT_NE(out.find(std::to_string(before.size()) + " already stored"), std::string::npos) << out;
+
+  // Finished: a further --resume has nothing to continue.
+  EXPECT_EQ(run_command(replay_sweep_cmd(rec, db, "--seed 5 --resume"), out), 2) << out;
+  EXPECT_NE(out.find("already finished"), std::string::npos) << out;
+}

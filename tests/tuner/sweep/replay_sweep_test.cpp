@@ -1,0 +1,110 @@
+// The whole sweep pipeline (coordinator, worker processes, gate, strategies, commits) run
+// through the replay runner over a database written by the db writer.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "sweep_test_util.hpp"
+
+using namespace gdn::tuner::testing;
+using gdn::db::Outcome;
+
+namespace {
+class ReplaySweep : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = temp_dir("replay");
+    rec = make_recorded_db(dir + "/recorded.db");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+  std::string dir;
+  RecordedDb rec;
+  std::string out;
+};
+}  // namespace
+
+TEST_F(ReplaySweep, ExhaustiveReproducesTheRecording) {
+  const auto db = dir + "/out.db";
+  ASSERT_EQ(run_command(replay_sweep_cmd(rec, db, "--strategy exhaustive"), out), 0) << out;
+  EXPECT_NE(out.find("runner overhead per configuration"), std::string::npos) << out;
+  const auto rows = by_pair(all_results(db));
+  ASSERT_EQ(rows.size(), rec.variants.size() * 4);
+  for (std::size_t v = 0; v < rec.variants.size(); ++v)
+    for (int p = 0; p < 4; ++p) {
+      const auto& r = rows.at({rec.variants[v], p}).result;
+      SCOPED_TRACE(rec.variants[v] + " problem " + std::to_string(p));
+      if (rec.variants[v] == rec.incorrect_variant && p < 2) {
+        EXPECT_EQ(r.outcome, Outcome::Incorrect);  // the replayed gate failed for that family
+        EXPECT_EQ(r.max_rel_rms, 0.31);
+        EXPECT_NE(r.errors_json.find("0.31"), std::string::npos);
+      } else if (rec.variants[v] == rec.unsupported_variant && p == 3) {
+        EXPECT_EQ(r.outcome, Outcome::Unsupported);
+      } else {
+        ASSERT_EQ(r.outcome, Outcome::Passed) << r.message;
+        EXPECT_DOUBLE_EQ(*r.latency_p50_ms, rec.p50[v][p]);
+        EXPECT_EQ(r.sample_count, 40);
+        ASSERT_TRUE(r.max_rel_rms.has_value());  // gate figures travel with every result
+        EXPECT_TRUE(r.metrics.sm_busy_pct.has_value());
+        EXPECT_FALSE(r.metrics.sm_throughput_pct.has_value());  // SOL only with --metrics full
+      }
+    }
+}
+
+TEST_F(ReplaySweep, MetricsNoneLeavesCountersNullWithAReason) {
+  const auto db = dir + "/out.db";
+  ASSERT_EQ(run_command(replay_sweep_cmd(rec, db, "--metrics none --variants '*v32*'"), out), 0) << out;
+  const auto rows = all_results(db);
+  ASSERT_FALSE(rows.empty());
+  for (const auto& r : rows) {
+    EXPECT_NE(r.variant.name.find("v32"), std::string::npos);
+    EXPECT_FALSE(r.result.metrics.sm_busy_pct.has_value());
+    EXPECT_FALSE(r.result.metrics.unavailable_reason.empty());
+  }
+}
+
+TEST_F(ReplaySweep, HalvingIsDeterministicAndKeepsTheRecordedBest) {
+  const auto a = dir + "/a.db", b = dir + "/b.db";
+  ASSERT_EQ(run_command(replay_sweep_cmd(rec, a, "--strategy halving --seed 3"), out), 0) << out;
+  ASSERT_EQ(run_command(replay_sweep_cmd(rec, b, "--strategy halving --seed 3"), out), 0) << out;
+  const auto ra = by_pair(all_results(a)), rb = by_pair(all_results(b));
+  ASSERT_EQ(ra.size(), rb.size());
+  for (const auto& [key, row] : ra) {
+    ASSERT_TRUE(rb.count(key));
+    EXPECT_EQ(row.result.outcome, rb.at(key).result.outcome);
+    EXPECT_EQ(row.result.sample_count, rb.at(key).result.sample_count);
+    EXPECT_EQ(row.result.latency_p50_ms, rb.at(key).result.latency_p50_ms);
+  }
+  for (int p = 0; p < 4; ++p) {
+    // Fastest correct recorded variant for this problem.
+    int best = -1;
+    for (std::size_t v = 0; v < rec.variants.size(); ++v)
+      if (rec.p50[v][p] > 0 && (best < 0 || rec.p50[v][p] < rec.p50[best][p])) best = static_cast<int>(v);
+    const auto& r = ra.at({rec.variants[best], p}).result;
+    EXPECT_EQ(r.outcome, Outcome::Passed);
+    EXPECT_EQ(r.sample_count, 40) << "the winner gets the precise measurement";
+    EXPECT_DOUBLE_EQ(*r.latency_p50_ms, rec.p50[best][p]);
+    int precise = 0, cheap = 0;
+    for (const auto& [key, row] : ra)
+      if (key.second == p && row.result.outcome == Outcome::Passed)
+        (row.result.sample_count == 40 ? precise : cheap) += 1;
+    EXPECT_EQ(precise, 2) << "6 variants, eta 3: two survive to the precise rung";
+    EXPECT_GT(cheap, 0) << "eliminated variants keep their cheap measurement";
+  }
+}
+
+TEST_F(ReplaySweep, RandomMeasuresExactlyTheBudget) {
+  const auto db = dir + "/out.db";
+  ASSERT_EQ(run_command(replay_sweep_cmd(rec, db, "--strategy random --budget 10 --seed 11"), out), 0) << out;
+  EXPECT_EQ(all_results(db).size(), 10u);
+}
+
+TEST_F(ReplaySweep, ReportAndExportReadTheSweep) {
+  const auto db = dir + "/out.db";
+  ASSERT_EQ(run_command(replay_sweep_cmd(rec, db, ""), out), 0) << out;
+  ASSERT_EQ(run_command(gdnlab() + " report --db " + db + " --format csv", out), 0) << out;
+  EXPECT_NE(out.find(rec.variants[0].substr(0, 12)), std::string::npos) << out;
+  ASSERT_EQ(run_command(gdnlab() + " report --db " + db + " --format json --sweep 1", out), 0) << out;
+  ASSERT_EQ(run_command(gdnlab() + " export --db " + db + " --out " + dir + "/table", out), 0) << out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/table/dispatch.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/table/gdn_dispatch_table.hpp"));
+}

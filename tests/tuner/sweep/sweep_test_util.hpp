@@ -1,0 +1,45 @@
+// Helpers of the pipeline tests: run gdnlab, read back a results database.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "gdn/db/model.hpp"
+#include "recorded_db.hpp"
+
+namespace gdn::tuner::testing {
+
+inline std::string gdnlab() { return GDNLAB_EXE; }
+
+inline std::string replay_sweep_cmd(const RecordedDb& rec, const std::string& out_db, const std::string& extra) {
+  return gdnlab() + " sweep --replay " + rec.path + " --db " + out_db + " --no-progress " + extra;
+}
+
+inline std::vector<db::ResultRow> all_results(const std::string& path, std::int64_t* sweep_id = nullptr) {
+  db::OpenOptions oo;
+  oo.create_if_missing = false;
+  oo.read_only = true;
+  const auto database = db::Database::open(path, oo);
+  const auto sweeps = db::list_sweeps(database);
+  if (sweeps.empty()) return {};
+  db::ResultQuery q;
+  q.sweep_id = sweeps.front().sweep.id;
+  if (sweep_id) *sweep_id = q.sweep_id;
+  return db::query_results(database, q);
+}
+
+using PairKey = std::pair<std::string, int>;  // (variant name, problem row)
+inline std::map<PairKey, db::ResultRow> by_pair(const std::vector<db::ResultRow>& rows) {
+  std::map<PairKey, db::ResultRow> m;
+  for (const auto& r : rows) m.emplace(PairKey{r.variant.name, r.problem.row_index}, r);
+  return m;
+}
+
+inline int variant_index(const RecordedDb& rec, const std::string& name) {
+  for (std::size_t i = 0; i < rec.variants.size(); ++i)
+    if (rec.variants[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace gdn::tuner::testing
