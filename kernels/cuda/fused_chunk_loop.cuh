@@ -31,10 +31,10 @@ __global__ void __launch_bounds__(kThreads, 1) chunk_loop_kernel(FusedParams p) 
     seg = p.segs[item];
   } else {
     seg = {p.chunk_first[item], p.chunk_first[item + 1], static_cast<int32_t>(item),
-           Segment::kFirst | Segment::kLast};
+           Segment::kUsed | Segment::kFirst | Segment::kLast};
   }
   const bool transition = p.mode == Mode::Transition;
-  if (seg.flags == 0 || (transition && (seg.flags & Segment::kLast))) return;
+  if (!(seg.flags & Segment::kUsed) || (transition && (seg.flags & Segment::kLast))) return;
   const int col0 = blockIdx.z * BV;  // column in the (augmented, in pass 1) state
   const bool m_part = transition && col0 < kV;
   const int v0 = col0 % kV;

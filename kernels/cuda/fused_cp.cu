@@ -75,7 +75,8 @@ __global__ void fill_segments(const int64_t* chunk_first, const int64_t* seg_fir
     out.chunk_begin = begin;
     out.chunk_end = end > begin ? end : begin;
     out.seq = static_cast<int32_t>(lo);
-    out.flags = (i == 0 ? Segment::kFirst : 0) | (i == count - 1 ? Segment::kLast : 0);
+    out.flags = Segment::kUsed | (i == 0 ? Segment::kFirst : 0) |
+                (i == count - 1 ? Segment::kLast : 0);
   }
   segs[s] = out;
 }

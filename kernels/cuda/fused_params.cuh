@@ -25,8 +25,8 @@ inline constexpr int kWarps = kThreads / 32;
 struct Segment {
   int64_t chunk_begin, chunk_end;  // [begin, end) in the chunk table; may be empty
   int32_t seq;
-  int32_t flags;                   // kFirst | kLast; 0 = unused table entry
-  static constexpr int32_t kFirst = 1, kLast = 2;
+  int32_t flags;                   // kUsed | kFirst | kLast; 0 = unused table entry
+  static constexpr int32_t kUsed = 1, kFirst = 2, kLast = 4;
 };
 
 // What a launch of the chunk loop computes.

@@ -14,6 +14,9 @@ struct SweepArgs {
   std::string gpus = "0";
   std::string metrics = "basic";
   std::int64_t replay_sweep = 0;
+  // Signed so that a negative value is reported, not wrapped around to a huge unsigned one.
+  std::int64_t budget = 0;
+  std::int64_t seed = 0;
   bool no_progress = false;
 };
 }  // namespace
@@ -28,9 +31,11 @@ void add_sweep(CLI::App& app, Action& run) {
                                            "or a CSV file; optional with --replay (default: the recorded problems)");
   sub->add_option("--db", a->o.db_path, "Results database (SQLite; created when missing)")->required();
   sub->add_option("--strategy", a->strategy, "exhaustive | random | halving")->capture_default_str();
-  sub->add_option("--budget", a->o.strategy.budget, "random: (variant, problem) pairs to measure; "
-                                                   "halving: variants drawn per problem (0 = all)");
-  sub->add_option("--seed", a->o.strategy.seed, "Seed of the random and halving strategies")->capture_default_str();
+  sub->add_option("--budget", a->budget, "random: (variant, problem) pairs to measure; "
+                                                   "halving: variants drawn per problem (0 = all)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--seed", a->seed, "Seed of the random and halving strategies")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
   sub->add_option("--halving-eta", a->o.strategy.halving_eta, "Successive halving keeps the best 1/eta per rung")
       ->capture_default_str()->check(CLI::Range(2, 16));
   sub->add_option("--gpus", a->gpus, "Comma-separated GPU ordinals, one worker process each")->capture_default_str();
@@ -58,6 +63,8 @@ void add_sweep(CLI::App& app, Action& run) {
       }
       try {
         o.gpus = tuner::parse_gpu_list(a->gpus);
+        o.strategy.budget = static_cast<std::size_t>(a->budget);
+        o.strategy.seed = static_cast<std::uint64_t>(a->seed);
         if (a->replay_sweep != 0) o.replay_sweep = a->replay_sweep;
         o.progress = !a->no_progress;
         tuner::validate(o);

@@ -24,6 +24,17 @@ int main(int argc, char** argv) {
   gdn::cli::add_export(app, run);
   gdn::cli::add_gui(app, run);
   gdn::cli::add_worker(app, run);
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = true;
+    try {
+      app.get_subcommand(argv[1]);
+    } catch (const CLI::OptionNotFound&) {
+      known = false;
+    }
+    if (!known)
+      return gdn::cli::usage_error(argv[1], std::string("unknown subcommand '") + argv[1] +
+                                                "'; expected devices, space, sweep, report, export or gui");
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

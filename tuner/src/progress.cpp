@@ -1,13 +1,14 @@
 #include "gdn/tuner/progress.hpp"
 
 #include <cmath>
+#include <unistd.h>
 
 namespace gdn::tuner {
 
 using Clock = std::chrono::steady_clock;
 
 ProgressLine::ProgressLine(std::size_t total, bool enabled, std::FILE* out)
-    : total_(total), enabled_(enabled), out_(out), start_(Clock::now()) {}
+    : total_(total), enabled_(enabled), tty_(::isatty(::fileno(out)) == 1), out_(out), start_(Clock::now()) {}
 
 std::string ProgressLine::format_duration(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
@@ -51,11 +52,14 @@ void ProgressLine::note_best(const std::string& problem, const std::string& vari
 void ProgressLine::draw(bool force) {
   if (!enabled_) return;
   const auto now = Clock::now();
-  if (!force && now - last_draw_ < std::chrono::milliseconds(200)) return;
+  // A terminal gets the line redrawn in place; a log file gets a plain line now and then.
+  const auto period = tty_ ? std::chrono::milliseconds(200) : std::chrono::milliseconds(10000);
+  if (!force && now - last_draw_ < period) return;
   last_draw_ = now;
   const double secs = std::chrono::duration<double>(now - start_).count();
   const double rate = secs > 0 ? static_cast<double>(fresh_) / secs : 0;
-  std::fprintf(out_, "\r%s\033[K", render(done_, total_, rate, best_).c_str());
+  if (tty_) std::fprintf(out_, "\r%s\033[K", render(done_, total_, rate, best_).c_str());
+  else std::fprintf(out_, "%s\n", render(done_, total_, rate, best_).c_str());
   std::fflush(out_);
 }
 
@@ -63,7 +67,7 @@ void ProgressLine::finish() {
   if (!enabled_) return;
   total_ = done_;
   draw(true);
-  std::fputc('\n', out_);
+  if (tty_) std::fputc('\n', out_);
 }
 
 }  // namespace gdn::tuner

@@ -75,22 +75,23 @@ class Engine {
       stored_[{row.result.variant_id, row.result.problem_id}] = {row.result.outcome, row.result.latency_p50_ms};
   }
 
-  // Results for variants that cannot run at all (invalid or not compiled): no worker needed.
+  // Variants that cannot run at all (invalid or not compiled) get one result, on the first
+  // problem: the reason does not depend on the problem, and the full space ("all") would
+  // otherwise fill the database with thousands of identical rejections.
   void record_rejected() {
+    if (plan_.problems.empty()) return;
     for (std::size_t v = 0; v < plan_.variants.size(); ++v) {
       if (plan_.variants[v].runnable) continue;
-      for (std::size_t p = 0; p < plan_.problems.size(); ++p) {
-        if (stored(v, p)) {
-          ++out_.answered_from_db;
-          progress_.advance(false);
-          continue;
-        }
-        db::ResultRecord r;
-        r.outcome = db::Outcome::CompileRejected;
-        r.message = plan_.variants[v].reject_reason;
-        r.metrics.unavailable_reason = "not measured: CompileRejected";
-        commit(v, p, r, {}, {});
+      if (stored(v, 0)) {
+        ++out_.answered_from_db;
+        progress_.advance(false);
+        continue;
       }
+      db::ResultRecord r;
+      r.outcome = db::Outcome::CompileRejected;
+      r.message = plan_.variants[v].reject_reason + " (recorded once, on the first problem: it applies to all)";
+      r.metrics.unavailable_reason = "not measured: CompileRejected";
+      commit(v, 0, r, {}, {});
     }
   }
 
@@ -331,7 +332,7 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
 
   std::size_t rejected_pairs = 0;
   for (const auto& v : plan.variants)
-    if (!v.runnable) rejected_pairs += plan.problems.size();
+    if (!v.runnable) ++rejected_pairs;
   ProgressLine progress(0, o.progress);
   Engine engine(o, plan, database, writer, out.sweep_id, pool, progress, out);
   for (std::size_t v = 0; v < plan.variants.size(); ++v)

@@ -1,6 +1,7 @@
 // Resolving a sweep's variants, problems and provenance (see sweep_plan.hpp).
 #include "sweep_plan.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "gdn/problems/api_problem.hpp"
@@ -103,6 +104,17 @@ db::DeviceRecord gpu_device(const std::vector<int>& gpus) {
 void attach_replay(SweepPlan& plan, const SweepOptions& o) {
   auto src = std::make_shared<ReplaySource>(ReplaySource::load(o.replay_db, o.replay_sweep));
   plan.variants = resolve_replay_space(*src, o.space, o.variant_filter);
+  // A variant the recording could not build at all replays as CompileRejected, not as a gate failure.
+  for (auto& v : plan.variants) {
+    const auto rows = src->rows_of(v.record.name);
+    const bool all_rejected = !rows.empty() && std::all_of(rows.begin(), rows.end(), [](const db::ResultRow* r) {
+      return r->result.outcome == db::Outcome::CompileRejected;
+    });
+    if (all_rejected) {
+      v.runnable = false;
+      v.reject_reason = rows.front()->result.message;
+    }
+  }
   if (!o.shapes.empty()) {
     plan.problems = shape_set_problems(o.shapes);
   } else {

@@ -45,7 +45,7 @@ TEST_F(CrashResume, FaultingVariantIsRecordedCrashedAndTheSweepGoesOn) {
   ASSERT_EQ(run_command("GDN_TEST_FAULT_VARIANT=" + faulty + " " + replay_sweep_cmd(rec, db, ""), out), 0) << out;
   EXPECT_NE(out.find("worker restarts 2"), std::string::npos) << "one crash per problem family: " << out;
   const auto rows = by_pair(all_results(db));
-  ASSERT_EQ(rows.size(), rec.variants.size() * 4);
+  ASSERT_EQ(rows.size(), (rec.variants.size() - 1) * 4 + 1);
   for (int p = 0; p < 4; ++p) {
     const auto& r = rows.at({faulty, p}).result;
     EXPECT_EQ(r.outcome, Outcome::Crashed);
@@ -71,15 +71,18 @@ TEST_F(CrashResume, HangingVariantIsKilledAndRecordedTimeout) {
   EXPECT_EQ(rows.at({rec.variants[0], 0}).result.outcome, Outcome::Passed);
 }
 
-TEST_F(CrashResume, KillDashNineThenResumeLosesNothingAndDuplicatesNothing) {
-  const auto db = dir + "/out.db";
+// Kills a replay sweep with SIGKILL once `at_least` results are committed, resumes it, and
+// checks the committed results survived unchanged and every pair is stored exactly once.
+void kill_and_resume(const RecordedDb& rec, const std::string& db, const std::string& args,
+                     std::size_t at_least, std::size_t expected_total) {
+  std::string out;
   // Slow workers so the coordinator can be killed half-way through.
-  const std::string cmd = "GDN_TEST_WORKER_DELAY_MS=120 exec " + replay_sweep_cmd(rec, db, "--seed 5");
+  const std::string cmd = "GDN_TEST_WORKER_DELAY_MS=120 exec " + replay_sweep_cmd(rec, db, args);
   const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
   pid_t pid = 0;
   ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (count_or_zero(db) < 6 && std::chrono::steady_clock::now() < deadline)
+  while (count_or_zero(db) < at_least && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
   int status = 0;
@@ -88,19 +91,19 @@ TEST_F(CrashResume, KillDashNineThenResumeLosesNothingAndDuplicatesNothing) {
 
   std::int64_t sweep_before = 0;
   const auto before = all_results(db, &sweep_before);
-  ASSERT_GE(before.size(), 6u);
-  ASSERT_LT(before.size(), rec.variants.size() * 4);
+  ASSERT_GE(before.size(), at_least);
+  ASSERT_LT(before.size(), expected_total);
 
   // A resume with other arguments is refused (and says what differs).
-  EXPECT_EQ(run_command(replay_sweep_cmd(rec, db, "--seed 6 --resume"), out), 2) << out;
+  EXPECT_EQ(run_command(replay_sweep_cmd(rec, db, args + " --metrics none --resume"), out), 2) << out;
   EXPECT_NE(out.find("--resume"), std::string::npos) << out;
 
-  ASSERT_EQ(run_command(replay_sweep_cmd(rec, db, "--seed 5 --resume"), out), 0) << out;
+  ASSERT_EQ(run_command(replay_sweep_cmd(rec, db, args + " --resume"), out), 0) << out;
   EXPECT_NE(out.find("(resumed)"), std::string::npos) << out;
   std::int64_t sweep_after = 0;
   const auto after = all_results(db, &sweep_after);
   EXPECT_EQ(sweep_after, sweep_before) << "same sweep id";
-  ASSERT_EQ(after.size(), rec.variants.size() * 4) << "every pair exactly once";
+  ASSERT_EQ(after.size(), expected_total) << "every pair exactly once";
   EXPECT_EQ(by_pair(after).size(), after.size()) << "no duplicate pair";
   const auto after_by_id = [&] {
     std::map<std::int64_t, gdn::db::ResultRow> m;
@@ -116,6 +119,17 @@ TEST_F(CrashResume, KillDashNineThenResumeLosesNothingAndDuplicatesNothing) {
   EXPECT_NE(out.find(std::to_string(before.size()) + " already stored"), std::string::npos) << out;
 
   // Finished: a further --resume has nothing to continue.
-  EXPECT_EQ(run_command(replay_sweep_cmd(rec, db, "--seed 5 --resume"), out), 2) << out;
+  EXPECT_EQ(run_command(replay_sweep_cmd(rec, db, args + " --resume"), out), 2) << out;
   EXPECT_NE(out.find("already finished"), std::string::npos) << out;
+}
+
+TEST_F(CrashResume, KillDashNineThenResumeLosesNothingAndDuplicatesNothing) {
+  kill_and_resume(rec, dir + "/out.db", "--seed 5", 5, (rec.variants.size() - 1) * 4 + 1);
+}
+
+TEST_F(CrashResume, KillDashNineDuringHalvingThenResume) {
+  // Halving stores every pair once (at its last fidelity): 6 runnable variants x 4 problems,
+  // plus the rejected variant once. 6 rows = the rejection, the Unsupported pair, the two
+  // Incorrect pairs and two more: the kill lands after rung 0's first answers.
+  kill_and_resume(rec, dir + "/out.db", "--strategy halving --seed 5", 6, (rec.variants.size() - 1) * 4 + 1);
 }

@@ -73,8 +73,17 @@ RecordedDb make_recorded_db(const std::string& path) {
       variant_ids.push_back(w.register_variant(v));
       out.variants.push_back(v.name);
     }
+  {
+    KernelConfig bad;  // invalid: the staged family has no ring
+    bad.stages = 3;
+    db::VariantRecord v{0, config_name(bad), Pass::Forward, bad};
+    variant_ids.push_back(w.register_variant(v));
+    out.variants.push_back(v.name);
+  }
   out.incorrect_variant = out.variants[1];
   out.unsupported_variant = out.variants[4];
+  out.crashed_variant = out.variants[5];
+  out.rejected_variant = out.variants[6];
 
   // Two families (heads 2/8 and 4/16), two layouts each.
   struct Shape { int hqk, hv; const char* seqlens; std::int64_t n, total, maxlen; };
@@ -114,6 +123,12 @@ RecordedDb make_recorded_db(const std::string& path) {
         r.max_rel_rms = 0.31;
         r.errors_json = R"({"o": {"rel_rms": 0.31, "max_abs": 2.5}, "ht": {"rel_rms": 0.2, "max_abs": 1.0}})";
         r.message = "relative RMS error o 0.31";
+      } else if (out.variants[v] == out.rejected_variant) {
+        r.outcome = db::Outcome::CompileRejected;
+        r.message = "invalid config: the staged family has no ring, roles, register split or chain knobs";
+      } else if (out.variants[v] == out.crashed_variant && p == 2) {
+        r.outcome = db::Outcome::Crashed;
+        r.message = "worker died during the measurement: killed by signal 11 (Segmentation fault)";
       } else if (out.variants[v] == out.unsupported_variant && p == 3) {
         r.outcome = db::Outcome::Unsupported;
         r.message = "block_v 128 with stages 2 needs 3 sequences or fewer";  // any recorded reason

@@ -17,6 +17,8 @@ struct RecordedDb {
   int problems = 0;
   std::string incorrect_variant;         // Incorrect on every problem of the first family
   std::string unsupported_variant;       // Unsupported on the last problem only
+  std::string crashed_variant;           // Crashed on problem 2 only
+  std::string rejected_variant;          // CompileRejected everywhere (an invalid config)
   std::vector<std::vector<double>> p50;  // [variant][problem], ms (Passed pairs)
 };
 

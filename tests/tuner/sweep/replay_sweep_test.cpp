@@ -28,9 +28,14 @@ TEST_F(ReplaySweep, ExhaustiveReproducesTheRecording) {
   ASSERT_EQ(run_command(replay_sweep_cmd(rec, db, "--strategy exhaustive"), out), 0) << out;
   EXPECT_NE(out.find("runner overhead per configuration"), std::string::npos) << out;
   const auto rows = by_pair(all_results(db));
-  ASSERT_EQ(rows.size(), rec.variants.size() * 4);
+  // Runnable variants on every problem; the rejected one once (its reason holds for all).
+  ASSERT_EQ(rows.size(), (rec.variants.size() - 1) * 4 + 1);
   for (std::size_t v = 0; v < rec.variants.size(); ++v)
     for (int p = 0; p < 4; ++p) {
+      if (rec.variants[v] == rec.rejected_variant && p > 0) {
+        EXPECT_FALSE(rows.count({rec.variants[v], p}));
+        continue;
+      }
       const auto& r = rows.at({rec.variants[v], p}).result;
       SCOPED_TRACE(rec.variants[v] + " problem " + std::to_string(p));
       if (rec.variants[v] == rec.incorrect_variant && p < 2) {
@@ -39,6 +44,12 @@ TEST_F(ReplaySweep, ExhaustiveReproducesTheRecording) {
         EXPECT_NE(r.errors_json.find("0.31"), std::string::npos);
       } else if (rec.variants[v] == rec.unsupported_variant && p == 3) {
         EXPECT_EQ(r.outcome, Outcome::Unsupported);
+      } else if (rec.variants[v] == rec.rejected_variant) {
+        EXPECT_EQ(r.outcome, Outcome::CompileRejected);
+        EXPECT_NE(r.message.find("invalid config"), std::string::npos) << r.message;
+      } else if (rec.variants[v] == rec.crashed_variant && p == 2) {
+        EXPECT_EQ(r.outcome, Outcome::Crashed);  // replayed as recorded, not re-judged
+        EXPECT_NE(r.message.find("signal 11"), std::string::npos) << r.message;
       } else {
         ASSERT_EQ(r.outcome, Outcome::Passed) << r.message;
         EXPECT_DOUBLE_EQ(*r.latency_p50_ms, rec.p50[v][p]);
@@ -87,15 +98,42 @@ TEST_F(ReplaySweep, HalvingIsDeterministicAndKeepsTheRecordedBest) {
     for (const auto& [key, row] : ra)
       if (key.second == p && row.result.outcome == Outcome::Passed)
         (row.result.sample_count == 40 ? precise : cheap) += 1;
-    EXPECT_EQ(precise, 2) << "6 variants, eta 3: two survive to the precise rung";
+    EXPECT_EQ(precise, 2) << "6 runnable variants, eta 3: two survive to the precise rung";
     EXPECT_GT(cheap, 0) << "eliminated variants keep their cheap measurement";
   }
+}
+
+TEST_F(ReplaySweep, PmTimelinesAreReplayedWhenAsked) {
+  const auto with = dir + "/with.db", without = dir + "/without.db";
+  ASSERT_EQ(run_command(replay_sweep_cmd(rec, with, "--pm-sampling --variants '*v32_s2*'"), out), 0) << out;
+  ASSERT_EQ(run_command(replay_sweep_cmd(rec, without, "--variants '*v32_s2*'"), out), 0) << out;
+  gdn::db::OpenOptions oo;
+  oo.read_only = true;
+  oo.create_if_missing = false;
+  const auto a = gdn::db::Database::open(with, oo), b = gdn::db::Database::open(without, oo);
+  const auto ra = all_results(with), rb = all_results(without);
+  ASSERT_FALSE(ra.empty());
+  EXPECT_EQ(gdn::db::pm_timeline_of(a, ra[0].result.id).size(), 5u);
+  EXPECT_TRUE(gdn::db::pm_timeline_of(b, rb[0].result.id).empty());
+  EXPECT_EQ(gdn::db::samples_of(a, ra[0].result.id).size(), 40u);
+}
+
+TEST_F(ReplaySweep, HalvingRecordsWhyAVariantWasDropped) {
+  const auto db = dir + "/out.db";
+  ASSERT_EQ(run_command(replay_sweep_cmd(rec, db, "--strategy halving --seed 1"), out), 0) << out;
+  std::size_t eliminated = 0;
+  for (const auto& r : all_results(db))
+    if (r.result.message.find("eliminated after rung 0") != std::string::npos) {
+      ++eliminated;
+      EXPECT_LT(r.result.sample_count, 40);
+    }
+  EXPECT_GT(eliminated, 0u);
 }
 
 TEST_F(ReplaySweep, RandomMeasuresExactlyTheBudget) {
   const auto db = dir + "/out.db";
   ASSERT_EQ(run_command(replay_sweep_cmd(rec, db, "--strategy random --budget 10 --seed 11"), out), 0) << out;
-  EXPECT_EQ(all_results(db).size(), 10u);
+  EXPECT_EQ(all_results(db).size(), 10u + 1u) << "the budget counts measured pairs; the rejected variant is recorded once";
 }
 
 TEST_F(ReplaySweep, ReportAndExportReadTheSweep) {

@@ -1,5 +1,6 @@
-// The live progress line on stderr: done/total, rate, ETA, best so far. Redrawn in place
-// (carriage return) at most a few times per second, finished with a newline.
+// The live progress line on stderr: done/total, rate, ETA, best so far. On a terminal it is
+// redrawn in place (carriage return) at most five times per second; into a file or pipe it is
+// written as a plain line every ten seconds. The final state is always written.
 #pragma once
 
 #include <chrono>
@@ -28,6 +29,7 @@ class ProgressLine {
   void draw(bool force);
   std::size_t total_, done_ = 0, fresh_ = 0;
   bool enabled_;
+  bool tty_;
   std::FILE* out_;
   std::string best_;
   std::optional<double> best_ms_;

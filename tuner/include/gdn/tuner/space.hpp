@@ -1,7 +1,7 @@
 // Search spaces: which variants a sweep considers. Named spaces: "default" (every variant
 // compiled into this build; with --replay, every recorded variant) and "all" (the full config
 // space of the generator: configs that are invalid or not compiled here are kept and recorded
-// as CompileRejected with the reason). A file lists procedural names, one per line ('#'
+// as CompileRejected with the reason, once per variant). A file lists procedural names, one per line ('#'
 // starts a comment). --variants filters by globs on the names.
 #pragma once
 

@@ -1,0 +1,176 @@
+// gdn_fused_bench: forward time of the fused variants against the staged ones on the issue-4
+// shapes. Per (layout, heads) one set of device inputs (values of the anchor kind: q, k of
+// about unit norm, v in [-1, 1], g = small negative log-decays with a quarter of the heads at
+// 0, beta in (0, 1)); each variant runs once to warm up, is captured into a CUDA graph and
+// replayed `replays` times with events around each replay; the median is printed (ms).
+// Usage: gdn_fused_bench [replays=20] [name-filter-substring ...]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "device_harness.hpp"
+#include "gdn/testing/half.hpp"
+
+namespace gdn::testing::gpu {
+namespace {
+
+struct Layout {
+  const char* name;
+  int64_t seqs, len;
+};
+constexpr Layout kLayouts[] = {{"1x32768", 1, 32768}, {"1x8192", 1, 8192},
+                               {"8192x4", 4, 8192}, {"1024x8", 8, 1024}};
+constexpr int kHeads[][2] = {{2, 8}, {4, 16}, {8, 32}, {16, 64}};
+
+// Deterministic xorshift uniform in [-1, 1).
+struct Rng {
+  uint64_t s;
+  float next() {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return static_cast<float>((s >> 40) * (2.0 / 16777216.0) - 1.0);
+  }
+};
+
+std::vector<uint16_t> half_buffer(int64_t n, float amplitude, Rng& rng) {
+  std::vector<uint16_t> out(static_cast<size_t>(n));
+  for (auto& x : out) x = float_to_half(amplitude * rng.next(), HalfType::BF16);
+  return out;
+}
+
+struct Inputs {
+  gdn_problem problem{};
+  DeviceBuffer q, k, v, g, beta, h0, o, ht, cu;
+};
+
+Inputs make_inputs(const Layout& l, int hk, int hv) {
+  Inputs in;
+  const int64_t tokens = l.seqs * l.len;
+  Rng rng{0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(tokens * 131 + hv)};
+  const float qk_amp = std::sqrt(3.0f / 128.0f);  // uniform: E|x|^2 = 1 over 128 dims
+  in.q = DeviceBuffer::from(half_buffer(tokens * hk * 128, qk_amp, rng));
+  in.k = DeviceBuffer::from(half_buffer(tokens * hk * 128, qk_amp, rng));
+  in.v = DeviceBuffer::from(half_buffer(tokens * hv * 128, 1.0f, rng));
+  std::vector<float> g(static_cast<size_t>(tokens * hv)), beta(g.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    const bool no_decay = (i % hv) % 4 == 0;
+    g[i] = no_decay ? 0.f : -std::log1p(std::exp(2.0f * rng.next())) / 16.0f;
+    beta[i] = 0.5f + 0.45f * rng.next();
+  }
+  in.g = DeviceBuffer::from(g);
+  in.beta = DeviceBuffer::from(beta);
+  std::vector<float> h0(static_cast<size_t>(l.seqs * hv * 128 * 128));
+  for (auto& x : h0) x = rng.next();
+  in.h0 = DeviceBuffer::from(h0);
+  in.o = DeviceBuffer(static_cast<size_t>(tokens * hv * 128 * 2));
+  in.ht = DeviceBuffer(h0.size() * 4);
+  std::vector<int32_t> cu(static_cast<size_t>(l.seqs + 1));
+  for (int64_t n = 0; n <= l.seqs; ++n) cu[static_cast<size_t>(n)] = static_cast<int32_t>(n * l.len);
+  in.cu = DeviceBuffer::from(cu);
+  gdn_problem_init(&in.problem, 1, tokens, hk, hv, 128, 128);
+  in.problem.cu_seqlens = in.cu.get();
+  in.problem.cu_seqlens_dtype = GDN_INT32;
+  in.problem.num_seqs = l.seqs;
+  in.problem.max_seqlen_hint = l.len;
+  return in;
+}
+
+// Median ms of `replays` graph replays of one forward call; negative if it cannot run.
+double time_variant(const Variant& v, const Inputs& in, int replays) {
+  if (!v.can_implement(in.problem).ok) return -1;
+  DeviceBuffer ws(v.workspace_bytes(in.problem));
+  gdn_fwd_args a{};
+  a.q = in.q.get();
+  a.k = in.k.get();
+  a.v = in.v.get();
+  a.g = static_cast<const float*>(in.g.get());
+  a.beta = in.beta.get();
+  a.h0 = static_cast<const float*>(in.h0.get());
+  a.o = in.o.get();
+  a.ht = static_cast<float*>(in.ht.get());
+  a.workspace = ws.get();
+  a.workspace_bytes = ws.bytes();
+  cudaStream_t s{};
+  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  if (v.run_fwd(in.problem, a, reinterpret_cast<gdn_stream_t>(s)) != GDN_OK) return -2;
+  check_cuda(cudaStreamSynchronize(s), "warm-up");
+  cudaGraph_t graph{};
+  cudaGraphExec_t exec{};
+  check_cuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "capture");
+  const gdn_status st = v.run_fwd(in.problem, a, reinterpret_cast<gdn_stream_t>(s));
+  check_cuda(cudaStreamEndCapture(s, &graph), "end capture");
+  if (st != GDN_OK) return -3;
+  check_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  cudaEvent_t e0{}, e1{};
+  check_cuda(cudaEventCreate(&e0), "event");
+  check_cuda(cudaEventCreate(&e1), "event");
+  std::vector<float> ms;
+  check_cuda(cudaGraphLaunch(exec, s), "replay");
+  for (int i = 0; i < replays; ++i) {
+    check_cuda(cudaEventRecord(e0, s), "record");
+    check_cuda(cudaGraphLaunch(exec, s), "replay");
+    check_cuda(cudaEventRecord(e1, s), "record");
+    check_cuda(cudaEventSynchronize(e1), "sync");
+    float t = 0;
+    check_cuda(cudaEventElapsedTime(&t, e0, e1), "elapsed");
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(s);
+  return ms[ms.size() / 2];
+}
+
+bool selected(const Variant& v, const std::vector<std::string>& filters) {
+  if (filters.empty()) return true;
+  for (const std::string& f : filters)
+    if (v.name().find(f) != std::string::npos) return true;
+  return false;
+}
+
+int run(int argc, char** argv) {
+  if (!hopper_available()) {
+    std::printf("skipped: no CUDA device\n");
+    return 0;
+  }
+  const int replays = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
+  std::vector<std::string> filters(argv + std::min(argc, 2), argv + argc);
+  std::vector<const Variant*> variants;
+  for (const Variant* v : variants_of(Pass::Forward))
+    if (selected(*v, filters)) variants.push_back(v);
+  std::printf("median of %d CUDA-graph replays, ms\n%-8s %-8s", replays, "layout", "heads");
+  for (const Variant* v : variants) std::printf(" | %s", v->name().c_str() + 13);
+  std::printf("\n");
+  for (const Layout& l : kLayouts)
+    for (const auto& hh : kHeads) {
+      const Inputs in = make_inputs(l, hh[0], hh[1]);
+      char heads[16];
+      std::snprintf(heads, sizeof heads, "(%d,%d)", hh[0], hh[1]);
+      std::printf("%-8s %-8s", l.name, heads);
+      for (const Variant* v : variants) std::printf(" | %8.3f", time_variant(*v, in, replays));
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  return 0;
+}
+
+}  // namespace
+}  // namespace gdn::testing::gpu
+
+int main(int argc, char** argv) {
+  try {
+    return gdn::testing::gpu::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gdn_fused_bench: %s\n", e.what());
+    return 1;
+  }
+}

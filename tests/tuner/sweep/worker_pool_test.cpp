@@ -1,0 +1,79 @@
+// The worker pool against tiny shell-script workers: startup failures, deaths, garbled answers.
+#include <gtest/gtest.h>
+
+#include "gdn/tuner/worker_pool.hpp"
+
+using namespace gdn::tuner;
+using gdn::db::Outcome;
+
+namespace {
+
+// A worker written in sh: `script` runs with the pool's "--gpu N" as its arguments.
+WorkerPoolOptions sh_worker(const std::string& script) {
+  WorkerPoolOptions o;
+  o.base_argv = {"/bin/sh", "-c", script, "fake-worker"};
+  o.gpus = {0};
+  o.measure_timeout = std::chrono::milliseconds(2000);
+  o.startup_timeout = std::chrono::milliseconds(2000);
+  return o;
+}
+
+std::vector<TrialRequest> requests(int n) {
+  std::vector<TrialRequest> r(n);
+  for (int i = 0; i < n; ++i) {
+    r[i].id = static_cast<std::uint64_t>(i + 1);
+    r[i].variant = "v" + std::to_string(i);
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST(WorkerPool, AWorkerThatCannotStartIsAClearError) {
+  WorkerPool pool(sh_worker("printf 'fatal\\tmessage=no device here\\n'; exit 2"));
+  const auto reqs = requests(1);
+  try {
+    pool.run(reqs, [](const TrialRequest&, TrialOutput&&, const RoundTrip&) {});
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no device here"), std::string::npos) << e.what();
+  }
+}
+
+TEST(WorkerPool, DeathsAreCrashedAndTheWorkerIsRestarted) {
+  // Says ready, reads one request, dies with status 3.
+  WorkerPool pool(sh_worker("printf 'ready\\n'; read line; exit 3"));
+  const auto reqs = requests(3);
+  std::vector<TrialOutput> outs;
+  pool.run(reqs, [&](const TrialRequest& r, TrialOutput&& o, const RoundTrip&) {
+    EXPECT_EQ(o.id, r.id);
+    outs.push_back(std::move(o));
+  });
+  ASSERT_EQ(outs.size(), 3u);
+  for (const auto& o : outs) {
+    EXPECT_EQ(o.result.outcome, Outcome::Crashed);
+    EXPECT_NE(o.result.message.find("exited with status 3"), std::string::npos) << o.result.message;
+  }
+  EXPECT_EQ(pool.restarts(), 3);
+}
+
+TEST(WorkerPool, GarbledAnswersAreCrashed) {
+  WorkerPool pool(sh_worker("printf 'ready\\n'; while read line; do printf 'result\\tid=oops\\n'; done"));
+  const auto reqs = requests(2);
+  int crashed = 0;
+  pool.run(reqs, [&](const TrialRequest&, TrialOutput&& o, const RoundTrip&) {
+    crashed += o.result.outcome == Outcome::Crashed;
+    EXPECT_NE(o.result.message.find("malformed answer"), std::string::npos) << o.result.message;
+  });
+  EXPECT_EQ(crashed, 2);
+}
+
+TEST(WorkerPool, SilenceIsATimeout) {
+  auto opt = sh_worker("printf 'ready\\n'; while read line; do sleep 30; done");
+  opt.measure_timeout = std::chrono::milliseconds(300);
+  WorkerPool pool(opt);
+  const auto reqs = requests(1);
+  Outcome got = Outcome::Passed;
+  pool.run(reqs, [&](const TrialRequest&, TrialOutput&& o, const RoundTrip&) { got = o.result.outcome; });
+  EXPECT_EQ(got, Outcome::Timeout);
+}
