@@ -89,6 +89,9 @@ class ProblemSpec:
         p.cu_seqlens = self.cu_seqlens_ptr or None
         p.cu_seqlens_host = (ctypes.addressof(self.cu_seqlens_host)
                              if self.cu_seqlens_host is not None else None)
+        # The struct holds only the address: it keeps the host array alive itself, so a problem
+        # made from a temporary spec (spec(...).to_problem()) never points at freed memory.
+        p._cu_seqlens_host_owner = self.cu_seqlens_host
         p.cu_seqlens_dtype = self.cu_seqlens_dtype
         p.max_seqlen_hint = self.max_seqlen_hint
         p.Hk, p.Hv, p.K, p.V = self.Hk, self.Hv, self.K, self.V

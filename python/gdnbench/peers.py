@@ -19,7 +19,8 @@ def _spec(inp):
 
 
 def ours_variant(inp):
-    return _capi.library().fwd_variant_name(_spec(inp).to_problem())
+    problem = _spec(inp).to_problem()
+    return _capi.library().fwd_variant_name(problem)
 
 
 def ours_fwd(inp):

@@ -133,8 +133,11 @@ TEST(TimingGpu, MultiKernelCallIsOneSample) {
   EXPECT_EQ(triple.kernels_per_call, 3);
   EXPECT_EQ(triple.incomplete_samples, 0);
   ASSERT_EQ(triple.kernel_busy_ms.size(), triple.samples_ms.size());
+  // Busy time cannot exceed the call's span by more than the overlap of back-to-back kernel
+  // records: on the H200 a kernel's start stamp preceded its predecessor's end by up to 0.3 us.
+  const double overlap_ms = 1e-3 * (triple.kernels_per_call - 1);
   for (std::size_t i = 0; i < triple.samples_ms.size(); ++i)
-    EXPECT_LE(triple.kernel_busy_ms[i], triple.samples_ms[i] + 1e-9);
+    EXPECT_LE(triple.kernel_busy_ms[i], triple.samples_ms[i] + overlap_ms);
   EXPECT_GT(triple.quantiles.p50, 1.5 * single.quantiles.p50);  // two copies + fma
 }
 
@@ -162,8 +165,10 @@ TEST(TimingGpu, FailingLaunchThrowsMeasurementErrorNamingTheCudaError) {
     gp::time_kernel([](cudaStream_t s) { gt::launch_invalid(s); }, test_protocol());
     FAIL() << "an invalid launch was timed";
   } catch (const gp::MeasurementError& e) {
-    EXPECT_EQ(e.code(), cudaErrorInvalidConfiguration) << e.what();
-    EXPECT_NE(std::string(e.what()).find("cudaErrorInvalidConfiguration"), std::string::npos) << e.what();
+    // The runtime's verdict on an impossible launch differs by version (CUDA 13.0 on the H200
+    // says cudaErrorInvalidValue); what matters is that the error is carried and named.
+    EXPECT_NE(e.code(), cudaSuccess) << e.what();
+    EXPECT_NE(std::string(e.what()).find(cudaGetErrorName(e.code())), std::string::npos) << e.what();
   }
 }
 

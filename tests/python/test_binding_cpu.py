@@ -214,6 +214,19 @@ class ThroughTheLibraryTest(unittest.TestCase):
         self.lib.validate_problem(spec.to_problem())
         self.assertGreaterEqual(self.lib.fwd_workspace_size(spec.to_problem()), 0)
 
+    def test_problem_from_a_temporary_spec_keeps_its_host_offsets(self):
+        # Regression: the struct held only the address of the spec's host array, so a problem
+        # made from a spec that was then collected read freed memory (seen on the H200 bench).
+        import gc
+        import weakref
+        spec = check(**fwd_inputs(T=1000, Hk=2, Hv=8, seqlens=[410, 590]))
+        host_array = weakref.ref(spec.cu_seqlens_host)
+        problem = spec.to_problem()
+        del spec
+        gc.collect()
+        self.assertIsNotNone(host_array(), "the host offsets died while the problem points at them")
+        self.lib.validate_problem(problem)
+
     def test_problem_init_matches_the_documented_defaults(self):
         p = _capi.GdnProblem()
         self.lib.gdn_problem_init(ctypes.byref(p), 2, 64, 4, 8, 128, 128)
