@@ -1,14 +1,46 @@
 // The variant registry: every compiled variant, registered explicitly (no static
 // initialisers: the list is built on first use), and the full config space of both families.
+//
+// Pruned builds (kernels/variant_selection.cmake): GDN_KEPT_VARIANTS is a comma-separated
+// list of names ("" keeps every variant listed here); a kept build registers those names plus
+// every backward variant and every staged forward variant (the default rule's universal
+// fallback). GDN_COMPILE_FUSED = 0 when no kept name is fused: the fused TUs are not built.
 #include <memory>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gdn/variant.hpp"
 #include "fused_variant.hpp"
 #include "staged_variant.hpp"
 
+#ifndef GDN_KEPT_VARIANTS
+#define GDN_KEPT_VARIANTS ""
+#endif
+#ifndef GDN_COMPILE_FUSED
+#define GDN_COMPILE_FUSED 1
+#endif
+
 namespace gdn {
 namespace {
+
+// True when `name` is one of the comma-separated names of `list`.
+constexpr bool listed(std::string_view list, std::string_view name) {
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    if (list.substr(0, comma) == name) return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+bool kept_in_this_build(const Variant& v) {
+  constexpr std::string_view kept = GDN_KEPT_VARIANTS;
+  if (kept.empty()) return true;
+  if (v.pass() == Pass::Backward || v.config().family == Family::Staged) return true;
+  return listed(kept, v.name());
+}
 
 struct Registry {
   std::vector<std::unique_ptr<Variant>> owned;
@@ -18,18 +50,20 @@ struct Registry {
 const Registry& build_registry() {
   static const Registry reg = [] {
     Registry r;
-    auto add = [&r](Pass pass, const KernelConfig& c) {
-      r.owned.push_back(staged::make_staged_variant(pass, c));
+    auto keep = [&r](std::unique_ptr<Variant> v) {
+      if (!kept_in_this_build(*v)) return;
+      r.owned.push_back(std::move(v));
       r.view.push_back(r.owned.back().get());
     };
     for (int bv : staged::kForwardBlockV)
-      add(Pass::Forward, KernelConfig{.family = Family::Staged, .block_v = bv});
+      keep(staged::make_staged_variant(Pass::Forward,
+                                       KernelConfig{.family = Family::Staged, .block_v = bv}));
     for (int bv : staged::kBackwardBlockV)
-      add(Pass::Backward, KernelConfig{.family = Family::Staged, .block_v = bv});
-    for (const KernelConfig& c : fused::kDefaultFusedConfigs) {
-      r.owned.push_back(fused::make_fused_variant(c));
-      r.view.push_back(r.owned.back().get());
-    }
+      keep(staged::make_staged_variant(Pass::Backward,
+                                       KernelConfig{.family = Family::Staged, .block_v = bv}));
+#if GDN_COMPILE_FUSED
+    for (const KernelConfig& c : fused::kDefaultFusedConfigs) keep(fused::make_fused_variant(c));
+#endif
     return r;
   }();
   return reg;

@@ -4,13 +4,20 @@
 #include <string_view>
 
 #include "gdn/variant.hpp"
+#include "table_dispatch.hpp"
 #include "validation.hpp"
 
 namespace gdn::detail {
 
-// Chooses the variant for a validated problem on the current device: needs the device (for
-// its SM count, read once and cached), never touches device memory. On failure returns the
-// status with the message set and leaves *chosen unchanged.
+// Decides the variant for a validated problem on the current device: the compiled dispatch
+// table first, then the default selection rule (table_dispatch.hpp). Needs the device (for its
+// SM count, read once and cached), never touches device memory. gdn_fwd, gdn_bwd,
+// gdn_fwd_variant_name and gdn_fwd_dispatch_source all decide through this one function.
+// On failure returns the status with the message set and leaves *decision unchanged.
+gdn_status decide_for_call(Pass pass, const gdn_problem& p, const ProblemFacts& facts,
+                           std::string_view where, DispatchDecision* decision);
+
+// decide_for_call, keeping only the variant.
 gdn_status choose_variant(Pass pass, const gdn_problem& p, const ProblemFacts& facts,
                           std::string_view where, const Variant** chosen);
 

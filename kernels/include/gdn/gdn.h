@@ -114,6 +114,15 @@ gdn_status gdn_bwd(const gdn_problem* p, const gdn_bwd_args* a, gdn_stream_t str
  * decision, made on the host without touching the device). NULL if invalid. */
 const char* gdn_fwd_variant_name(const gdn_problem* p);
 
+/* Why gdn_fwd would use that variant, in one line: "table: exact bucket {...}, tuned on
+ * <device> (<uuid>), sweep <id> started <time>, git <sha>" (or "nearest bucket ... at
+ * distance d") when the dispatch table compiled in with -DGDN_DISPATCH_TABLE decided, else
+ * "default rule (<why the table did not decide>)": no table in this build, no entry near the
+ * shape, or the entry's variant is not compiled / cannot implement the problem. Same
+ * requirements as gdn_fwd_variant_name; NULL if invalid. The string stays valid until the
+ * next call of this function on the same thread. */
+const char* gdn_fwd_dispatch_source(const gdn_problem* p);
+
 const char* gdn_status_string(gdn_status s);
 /* The message of the last failing call on this thread ("" when none). */
 const char* gdn_last_error(void);

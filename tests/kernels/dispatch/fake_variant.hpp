@@ -1,0 +1,41 @@
+// A host-only stand-in for a registry variant: the real name and config, a can_implement the
+// test decides, and no kernels.
+#pragma once
+
+#include <string>
+
+#include "gdn/variant.hpp"
+
+namespace gdn::dispatch_test {
+
+class FakeVariant final : public Variant {
+ public:
+  FakeVariant(Pass pass, KernelConfig config, std::string name, bool implementable = true)
+      : pass_(pass), config_(config), name_(std::move(name)), implementable_(implementable) {}
+  explicit FakeVariant(const Variant& real, bool implementable = true)
+      : FakeVariant(real.pass(), real.config(), real.name(), implementable) {}
+
+  Pass pass() const override { return pass_; }
+  const KernelConfig& config() const override { return config_; }
+  const std::string& name() const override { return name_; }
+  std::string describe() const override { return name_; }
+  Implementable can_implement(const gdn_problem&) const override {
+    return implementable_ ? Implementable{true, ""} : Implementable{false, "fake: refused"};
+  }
+  size_t workspace_bytes(const gdn_problem&) const override { return 0; }
+  gdn_status run_fwd(const gdn_problem&, const gdn_fwd_args&, gdn_stream_t) const override {
+    return GDN_ERROR_INTERNAL;
+  }
+  gdn_status run_bwd(const gdn_problem&, const gdn_bwd_args&, gdn_stream_t) const override {
+    return GDN_ERROR_INTERNAL;
+  }
+  Resources resources() const override { return {}; }
+
+ private:
+  Pass pass_;
+  KernelConfig config_;
+  std::string name_;
+  bool implementable_;
+};
+
+}  // namespace gdn::dispatch_test
