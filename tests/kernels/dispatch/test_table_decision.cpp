@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "candidates.hpp"
-#include "fake_variant.hpp"
+#include "gdn/testing/fake_variant.hpp"
 #include "gdn_dispatch_table.hpp"  // generated from tests/data/smoke_h200.sqlite
 #include "table_dispatch.hpp"
 
@@ -20,7 +20,7 @@ using gdn::detail::decide_variant;
 using gdn::detail::DispatchDecision;
 using gdn::detail::DispatchTable;
 using gdn::detail::SelectionInput;
-using gdn::dispatch_test::FakeVariant;
+using gdn::testing::FakeVariant;
 
 constexpr int kH200Sms = 132;
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "default_selection.hpp"
+#include "gdn/testing/fake_variant.hpp"
 
 namespace {
 
@@ -16,27 +17,10 @@ using gdn::WarpRoles;
 using gdn::detail::select_default_variant;
 using gdn::detail::SelectionInput;
 
-class FakeVariant final : public gdn::Variant {
- public:
-  explicit FakeVariant(KernelConfig c) : config_(c), name_(gdn::config_name(c)) {}
-  gdn::Pass pass() const override { return gdn::Pass::Forward; }
-  const KernelConfig& config() const override { return config_; }
-  const std::string& name() const override { return name_; }
-  std::string describe() const override { return name_; }
-  gdn::Implementable can_implement(const gdn_problem&) const override { return {true, ""}; }
-  size_t workspace_bytes(const gdn_problem&) const override { return 0; }
-  gdn_status run_fwd(const gdn_problem&, const gdn_fwd_args&, gdn_stream_t) const override {
-    return GDN_ERROR_INTERNAL;
-  }
-  gdn_status run_bwd(const gdn_problem&, const gdn_bwd_args&, gdn_stream_t) const override {
-    return GDN_ERROR_INTERNAL;
-  }
-  Resources resources() const override { return {}; }
-
- private:
-  KernelConfig config_;
-  std::string name_;
-};
+// A forward variant named by its config, implementable everywhere.
+std::unique_ptr<gdn::testing::FakeVariant> fake(const KernelConfig& c) {
+  return std::make_unique<gdn::testing::FakeVariant>(gdn::Pass::Forward, c, gdn::config_name(c));
+}
 
 KernelConfig staged(int block_v) {
   KernelConfig c;
@@ -59,7 +43,7 @@ class Space {
  public:
   explicit Space(const std::vector<KernelConfig>& configs) {
     for (const KernelConfig& c : configs) {
-      owned_.push_back(std::make_unique<FakeVariant>(c));
+      owned_.push_back(fake(c));
       pointers_.push_back(owned_.back().get());
     }
   }
@@ -69,7 +53,7 @@ class Space {
   }
 
  private:
-  std::vector<std::unique_ptr<FakeVariant>> owned_;
+  std::vector<std::unique_ptr<gdn::testing::FakeVariant>> owned_;
   std::vector<const gdn::Variant*> pointers_;
 };
 

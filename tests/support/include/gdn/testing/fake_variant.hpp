@@ -1,12 +1,12 @@
-// A host-only stand-in for a registry variant: the real name and config, a can_implement the
-// test decides, and no kernels.
+// A host-only stand-in for a registry variant: a name and config (real or made up), a
+// can_implement the test decides, and no kernels. For tests of selection and dispatch rules.
 #pragma once
 
 #include <string>
 
 #include "gdn/variant.hpp"
 
-namespace gdn::dispatch_test {
+namespace gdn::testing {
 
 class FakeVariant final : public Variant {
  public:
@@ -38,4 +38,4 @@ class FakeVariant final : public Variant {
   bool implementable_;
 };
 
-}  // namespace gdn::dispatch_test
+}  // namespace gdn::testing
