@@ -7,21 +7,13 @@
 #include "fused_kernels.cuh"
 #include "fused_run.cuh"
 #include "fused_variant.hpp"
+#include "problem_support.hpp"
 
 namespace gdn::fused {
 namespace {
 
 // Shared memory one CTA may use on sm_90 (227 KB opt-in).
 constexpr size_t kMaxSmemPerBlock = 232448;
-
-const char* dtype_name(gdn_dtype t) {
-  switch (t) {
-    case GDN_BF16: return "bf16";
-    case GDN_FP16: return "fp16";
-    case GDN_FP32: return "fp32";
-  }
-  return "unknown";
-}
 
 bool block_v_compiled(int bv) {
   for (int v : kCompiledBlockV)
@@ -73,16 +65,7 @@ class FusedVariant final : public Variant {
         << " B of shared memory, more than the " << kMaxSmemPerBlock << " B a CTA can have";
       return {false, s.str()};
     }
-    if (p.K != 128 || p.V != 128) {
-      s << "K, V: the fused kernels need K = V = 128, got K = " << p.K << ", V = " << p.V;
-      return {false, s.str()};
-    }
-    if (p.qkv_dtype != GDN_BF16 && p.qkv_dtype != GDN_FP16)
-      return {false, std::string("qkv_dtype: expected bf16 or fp16, got ") + dtype_name(p.qkv_dtype)};
-    if (p.beta_dtype != GDN_FP32 && p.beta_dtype != p.qkv_dtype)
-      return {false, std::string("beta_dtype: expected fp32 or the qkv dtype (") +
-                         dtype_name(p.qkv_dtype) + "), got " + dtype_name(p.beta_dtype)};
-    return {true, ""};
+    return check_problem_support(p, "fused");
   }
 
   size_t workspace_bytes(const gdn_problem& p) const override {

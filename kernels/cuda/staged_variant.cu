@@ -7,6 +7,7 @@
 #include "staged_kernels.cuh"
 #include "staged_run.cuh"
 #include "staged_variant.hpp"
+#include "problem_support.hpp"
 
 namespace gdn::staged {
 namespace {
@@ -18,15 +19,6 @@ std::string variant_name(Pass pass, const KernelConfig& c) {
   const std::string fwd = "gdn_fwd_";
   if (pass == Pass::Backward && name.rfind(fwd, 0) == 0) name.replace(0, fwd.size(), "gdn_bwd_");
   return name;
-}
-
-const char* dtype_name(gdn_dtype t) {
-  switch (t) {
-    case GDN_BF16: return "bf16";
-    case GDN_FP16: return "fp16";
-    case GDN_FP32: return "fp32";
-  }
-  return "unknown";
 }
 
 class StagedVariant final : public Variant {
@@ -68,17 +60,7 @@ class StagedVariant final : public Variant {
         << " has no " << config_.block_v << "-column V-block";
       return {false, s.str()};
     }
-    if (p.K != 128 || p.V != 128) {
-      std::ostringstream s;
-      s << "K, V: the staged kernels need K = V = 128, got K = " << p.K << ", V = " << p.V;
-      return {false, s.str()};
-    }
-    if (p.qkv_dtype != GDN_BF16 && p.qkv_dtype != GDN_FP16)
-      return {false, std::string("qkv_dtype: expected bf16 or fp16, got ") + dtype_name(p.qkv_dtype)};
-    if (p.beta_dtype != GDN_FP32 && p.beta_dtype != p.qkv_dtype)
-      return {false, std::string("beta_dtype: expected fp32 or the qkv dtype (") +
-                         dtype_name(p.qkv_dtype) + "), got " + dtype_name(p.beta_dtype)};
-    return {true, ""};
+    return check_problem_support(p, "staged");
   }
 
   size_t workspace_bytes(const gdn_problem& p) const override {

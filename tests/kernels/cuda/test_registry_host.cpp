@@ -1,0 +1,55 @@
+// The registry's host side, without a device: every compiled variant accepts a supported
+// problem and refuses unsupported head dims and dtypes with a reason naming the field.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "gdn/variant.hpp"
+
+namespace {
+
+gdn_problem supported() {
+  gdn_problem p;
+  gdn_problem_init(&p, 1, 130, 2, 8, 128, 128);
+  return p;
+}
+
+void expect_refused(const gdn_problem& p, const std::string& field) {
+  for (const gdn::Variant* v : gdn::registry()) {
+    const gdn::Implementable r = v->can_implement(p);
+    EXPECT_FALSE(r.ok) << v->name();
+    EXPECT_EQ(r.reason.rfind(field, 0), 0u) << v->name() << ": " << r.reason;
+  }
+}
+
+}  // namespace
+
+TEST(RegistryHost, EveryVariantAcceptsASupportedProblem) {
+  ASSERT_FALSE(gdn::registry().empty());
+  for (const gdn::Variant* v : gdn::registry()) {
+    const gdn::Implementable r = v->can_implement(supported());
+    EXPECT_TRUE(r.ok) << v->name() << ": " << r.reason;
+  }
+}
+
+TEST(RegistryHost, HeadDimsOtherThan128AreRefused) {
+  gdn_problem p = supported();
+  p.K = 64;
+  expect_refused(p, "K, V:");
+  p = supported();
+  p.V = 256;
+  expect_refused(p, "K, V:");
+}
+
+TEST(RegistryHost, Fp32InputsAreRefused) {
+  gdn_problem p = supported();
+  p.qkv_dtype = GDN_FP32;
+  p.beta_dtype = GDN_FP32;
+  expect_refused(p, "qkv_dtype:");
+}
+
+TEST(RegistryHost, BetaInAThirdDtypeIsRefused) {
+  gdn_problem p = supported();
+  p.beta_dtype = GDN_FP16;  // neither fp32 nor the bf16 of q, k, v
+  expect_refused(p, "beta_dtype:");
+}
