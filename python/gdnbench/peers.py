@@ -19,8 +19,7 @@ def _spec(inp):
 
 
 def ours_variant(inp):
-    problem = _spec(inp).to_problem()
-    return _capi.library().fwd_variant_name(problem)
+    return _capi.library().fwd_variant_name(_spec(inp).to_problem())
 
 
 def ours_fwd(inp):
