@@ -7,6 +7,7 @@
 #include "fused_kernels.cuh"
 #include "fused_run.cuh"
 #include "fused_variant.hpp"
+#include "kernel_resources.hpp"
 #include "problem_support.hpp"
 
 namespace gdn::fused {
@@ -38,10 +39,7 @@ class FusedVariant final : public Variant {
     if (config_.cp_segment_chunks)
       s << "; exact CP: segments of " << config_.cp_segment_chunks
         << " chunks, transfer pass [M | N], fp32 fix-up, main pass from corrected starts";
-    const Resources r = resources();
-    if (r.registers >= 0)
-      s << "; chunk loop " << r.registers << " regs, " << r.shared_bytes << " B smem, "
-        << r.local_bytes << " B local";
+    s << describe_resources("chunk loop", resources());
     return s.str();
   }
 
@@ -82,23 +80,11 @@ class FusedVariant final : public Variant {
 
   Resources resources() const override {
     std::call_once(resources_once_, [this] {
-      int devices = 0;
-      if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-        cudaGetLastError();  // clear the sticky "no device" error
-        return;
-      }
       const void* kernel = config_.block_v == 32 ? chunk_loop_symbol<32>(true)
                            : config_.block_v == 64 ? chunk_loop_symbol<64>(true)
                                                    : nullptr;
-      cudaFuncAttributes attr{};
-      if (!kernel || cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
-        cudaGetLastError();
-        return;
-      }
-      resources_.registers = attr.numRegs;
-      resources_.shared_bytes = static_cast<int>(
-          attr.sharedSizeBytes + chunk_loop_smem_bytes(config_.block_v, config_.stages));
-      resources_.local_bytes = static_cast<int>(attr.localSizeBytes);
+      resources_ =
+          query_kernel_resources(kernel, chunk_loop_smem_bytes(config_.block_v, config_.stages));
     });
     return resources_;
   }

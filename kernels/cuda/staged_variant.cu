@@ -7,6 +7,7 @@
 #include "staged_kernels.cuh"
 #include "staged_run.cuh"
 #include "staged_variant.hpp"
+#include "kernel_resources.hpp"
 #include "problem_support.hpp"
 
 namespace gdn::staged {
@@ -41,10 +42,7 @@ class StagedVariant final : public Variant {
       s << "staged backward: forward recompute, reverse dS recurrence per (sequence, v-head, "
         << config_.block_v << "-column V-block), local gradients per (chunk, v-head), "
            "deterministic GVA sum; 256 threads, fp32 CUDA-core tiles";
-    const Resources r = resources();
-    if (r.registers >= 0)
-      s << "; main kernel " << r.registers << " regs, " << r.shared_bytes << " B smem, "
-        << r.local_bytes << " B local";
+    s << describe_resources("main kernel", resources());
     return s.str();
   }
 
@@ -79,23 +77,10 @@ class StagedVariant final : public Variant {
 
   Resources resources() const override {
     std::call_once(resources_once_, [this] {
-      int devices = 0;
-      if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-        cudaGetLastError();  // clear the sticky "no device" error
-        return;
-      }
-      const void* kernel = pass_ == Pass::Forward ? state_fwd_kernel_symbol(config_.block_v)
-                                                  : dstate_bwd_kernel_symbol(config_.block_v);
-      cudaFuncAttributes attr{};
-      if (!kernel || cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
-        cudaGetLastError();
-        return;
-      }
-      resources_.registers = attr.numRegs;
-      const size_t dynamic = pass_ == Pass::Forward ? state_fwd_smem(config_.block_v)
-                                                    : dstate_bwd_smem(config_.block_v);
-      resources_.shared_bytes = static_cast<int>(attr.sharedSizeBytes + dynamic);
-      resources_.local_bytes = static_cast<int>(attr.localSizeBytes);
+      const bool fwd = pass_ == Pass::Forward;
+      resources_ = query_kernel_resources(
+          fwd ? state_fwd_kernel_symbol(config_.block_v) : dstate_bwd_kernel_symbol(config_.block_v),
+          fwd ? state_fwd_smem(config_.block_v) : dstate_bwd_smem(config_.block_v));
     });
     return resources_;
   }

@@ -53,3 +53,23 @@ TEST(RegistryHost, BetaInAThirdDtypeIsRefused) {
   p.beta_dtype = GDN_FP16;  // neither fp32 nor the bf16 of q, k, v
   expect_refused(p, "beta_dtype:");
 }
+
+TEST(RegistryHost, ResourcesAreKnownExactlyWhenADeviceIs) {
+  const bool device = gdn_device_available() != 0;
+  for (const gdn::Variant* v : gdn::registry()) {
+    SCOPED_TRACE(v->name());
+    const gdn::Variant::Resources r = v->resources();
+    const bool described = v->describe().find(" regs, ") != std::string::npos;
+    if (device) {
+      EXPECT_GT(r.registers, 0);
+      EXPECT_GT(r.shared_bytes, 0);
+      EXPECT_GE(r.local_bytes, 0);
+      EXPECT_TRUE(described);
+    } else {
+      EXPECT_EQ(r.registers, -1);
+      EXPECT_EQ(r.shared_bytes, -1);
+      EXPECT_EQ(r.local_bytes, -1);
+      EXPECT_FALSE(described);
+    }
+  }
+}

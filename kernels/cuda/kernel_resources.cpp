@@ -1,0 +1,35 @@
+#include "kernel_resources.hpp"
+
+#include <cuda_runtime.h>
+
+#include <sstream>
+
+namespace gdn {
+
+Variant::Resources query_kernel_resources(const void* kernel, size_t dynamic_smem_bytes) {
+  Variant::Resources r;
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    cudaGetLastError();  // clear the sticky "no device" error
+    return r;
+  }
+  cudaFuncAttributes attr{};
+  if (!kernel || cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
+    cudaGetLastError();
+    return r;
+  }
+  r.registers = attr.numRegs;
+  r.shared_bytes = static_cast<int>(attr.sharedSizeBytes + dynamic_smem_bytes);
+  r.local_bytes = static_cast<int>(attr.localSizeBytes);
+  return r;
+}
+
+std::string describe_resources(const char* label, const Variant::Resources& r) {
+  if (r.registers < 0) return "";
+  std::ostringstream s;
+  s << "; " << label << ' ' << r.registers << " regs, " << r.shared_bytes << " B smem, "
+    << r.local_bytes << " B local";
+  return s.str();
+}
+
+}  // namespace gdn
