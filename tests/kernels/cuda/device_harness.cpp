@@ -109,15 +109,24 @@ DeviceBuffer float_out(int64_t elements) { return DeviceBuffer(size_t(elements) 
 
 }  // namespace
 
-FwdRun run_forward(const Variant& variant, const DeviceCase& dc) {
-  const gdn_problem& p = dc.problem;
-  DeviceBuffer o = half_out(dc.tokens * p.Hv * p.V);
-  DeviceBuffer ht = float_out(dc.want_final_state ? dc.state_elements : 0);
-  const size_t ws_bytes = variant.workspace_bytes(p);
-  DeviceBuffer ws(ws_bytes);
+FwdOutputs::FwdOutputs(const DeviceCase& dc)
+    : o(half_out(dc.tokens * dc.problem.Hv * dc.problem.V)),
+      ht(float_out(dc.want_final_state ? dc.state_elements : 0)) {
   o.poison();
   ht.poison();
-  ws.poison();  // the kernels must not depend on workspace contents
+}
+
+BwdOutputs::BwdOutputs(const DeviceCase& dc, bool want_dh0)
+    : dq(half_out(dc.tokens * dc.problem.Hk * dc.problem.K)),
+      dk(half_out(dc.tokens * dc.problem.Hk * dc.problem.K)),
+      dv(half_out(dc.tokens * dc.problem.Hv * dc.problem.V)),
+      dg(float_out(dc.tokens * dc.problem.Hv)),
+      dbeta(float_out(dc.tokens * dc.problem.Hv)),
+      dh0(float_out(want_dh0 ? dc.state_elements : 0)) {
+  for (const DeviceBuffer* b : {&dq, &dk, &dv, &dg, &dbeta, &dh0}) b->poison();
+}
+
+gdn_fwd_args fwd_args(const DeviceCase& dc, const FwdOutputs& out, const DeviceBuffer& ws) {
   gdn_fwd_args a{};
   a.q = dc.q.get();
   a.k = dc.k.get();
@@ -125,29 +134,14 @@ FwdRun run_forward(const Variant& variant, const DeviceCase& dc) {
   a.g = static_cast<const float*>(dc.g.get());
   a.beta = dc.beta.get();
   a.h0 = static_cast<const float*>(dc.h0.get());
-  a.o = o.get();
-  a.ht = dc.want_final_state ? static_cast<float*>(ht.get()) : nullptr;
+  a.o = out.o.get();
+  a.ht = out.ht.bytes() ? static_cast<float*>(out.ht.get()) : nullptr;
   a.workspace = ws.get();
-  a.workspace_bytes = ws_bytes;
-  FwdRun r;
-  EventTimer timer;
-  r.status = variant.run_fwd(p, a, nullptr);
-  r.elapsed_ms = timer.stop();
-  check_cuda(cudaDeviceSynchronize(), "forward");
-  r.out.o = o.download<uint16_t>();
-  r.out.ht = ht.download<float>();
-  return r;
+  a.workspace_bytes = ws.bytes();
+  return a;
 }
 
-BwdRun run_backward(const Variant& variant, const DeviceCase& dc, const RunOptions& opt) {
-  const gdn_problem& p = dc.problem;
-  DeviceBuffer dq = half_out(dc.tokens * p.Hk * p.K), dk = half_out(dc.tokens * p.Hk * p.K);
-  DeviceBuffer dv = half_out(dc.tokens * p.Hv * p.V);
-  DeviceBuffer dg = float_out(dc.tokens * p.Hv), dbeta = float_out(dc.tokens * p.Hv);
-  DeviceBuffer dh0 = float_out(opt.want_dh0 ? dc.state_elements : 0);
-  const size_t ws_bytes = variant.workspace_bytes(p);
-  DeviceBuffer ws(ws_bytes);
-  for (const DeviceBuffer* b : {&dq, &dk, &dv, &dg, &dbeta, &dh0, &ws}) b->poison();
+gdn_bwd_args bwd_args(const DeviceCase& dc, const BwdOutputs& out, const DeviceBuffer& ws) {
   gdn_bwd_args a{};
   a.q = dc.q.get();
   a.k = dc.k.get();
@@ -157,25 +151,48 @@ BwdRun run_backward(const Variant& variant, const DeviceCase& dc, const RunOptio
   a.h0 = static_cast<const float*>(dc.h0.get());
   a.d_o = dc.d_o.get();
   a.dht = static_cast<const float*>(dc.dht.get());
-  a.dq = dq.get();
-  a.dk = dk.get();
-  a.dv = dv.get();
-  a.dg = static_cast<float*>(dg.get());
-  a.dbeta = dbeta.get();
-  a.dh0 = opt.want_dh0 ? static_cast<float*>(dh0.get()) : nullptr;
+  a.dq = out.dq.get();
+  a.dk = out.dk.get();
+  a.dv = out.dv.get();
+  a.dg = static_cast<float*>(out.dg.get());
+  a.dbeta = out.dbeta.get();
+  a.dh0 = out.dh0.bytes() ? static_cast<float*>(out.dh0.get()) : nullptr;
   a.workspace = ws.get();
-  a.workspace_bytes = ws_bytes;
+  a.workspace_bytes = ws.bytes();
+  return a;
+}
+
+FwdRun run_forward(const Variant& variant, const DeviceCase& dc) {
+  const FwdOutputs out(dc);
+  DeviceBuffer ws(variant.workspace_bytes(dc.problem));
+  ws.poison();  // the kernels must not depend on workspace contents
+  const gdn_fwd_args a = fwd_args(dc, out, ws);
+  FwdRun r;
+  EventTimer timer;
+  r.status = variant.run_fwd(dc.problem, a, nullptr);
+  r.elapsed_ms = timer.stop();
+  check_cuda(cudaDeviceSynchronize(), "forward");
+  r.out.o = out.o.download<uint16_t>();
+  r.out.ht = out.ht.download<float>();
+  return r;
+}
+
+BwdRun run_backward(const Variant& variant, const DeviceCase& dc, const RunOptions& opt) {
+  const BwdOutputs out(dc, opt.want_dh0);
+  DeviceBuffer ws(variant.workspace_bytes(dc.problem));
+  ws.poison();
+  const gdn_bwd_args a = bwd_args(dc, out, ws);
   BwdRun r;
   EventTimer timer;
-  r.status = variant.run_bwd(p, a, nullptr);
+  r.status = variant.run_bwd(dc.problem, a, nullptr);
   r.elapsed_ms = timer.stop();
   check_cuda(cudaDeviceSynchronize(), "backward");
-  r.out.dq = dq.download<uint16_t>();
-  r.out.dk = dk.download<uint16_t>();
-  r.out.dv = dv.download<uint16_t>();
-  r.out.dg = dg.download<float>();
-  r.out.dbeta = dbeta.download<float>();
-  r.out.dh0 = dh0.download<float>();
+  r.out.dq = out.dq.download<uint16_t>();
+  r.out.dk = out.dk.download<uint16_t>();
+  r.out.dv = out.dv.download<uint16_t>();
+  r.out.dg = out.dg.download<float>();
+  r.out.dbeta = out.dbeta.download<float>();
+  r.out.dh0 = out.dh0.download<float>();
   return r;
 }
 

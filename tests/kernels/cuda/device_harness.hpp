@@ -86,6 +86,21 @@ struct BwdRun {
   float elapsed_ms = 0;
 };
 
+// Output buffers of one forward call on a case, poisoned; ht is empty without a final state.
+struct FwdOutputs {
+  explicit FwdOutputs(const DeviceCase& dc);
+  DeviceBuffer o, ht;
+};
+// Output buffers of one backward call on a case, poisoned; dh0 is empty unless asked for.
+struct BwdOutputs {
+  BwdOutputs(const DeviceCase& dc, bool want_dh0);
+  DeviceBuffer dq, dk, dv, dg, dbeta, dh0;
+};
+
+// The API arguments of one call: the case's inputs, the given outputs and workspace.
+gdn_fwd_args fwd_args(const DeviceCase& dc, const FwdOutputs& out, const DeviceBuffer& ws);
+gdn_bwd_args bwd_args(const DeviceCase& dc, const BwdOutputs& out, const DeviceBuffer& ws);
+
 FwdRun run_forward(const Variant& variant, const DeviceCase& dc);
 BwdRun run_backward(const Variant& variant, const DeviceCase& dc, const RunOptions& opt = {});
 

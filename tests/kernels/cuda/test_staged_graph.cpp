@@ -48,24 +48,12 @@ TEST(StagedGraph, ForwardReplayMatchesDirectRun) {
     SCOPED_TRACE(v->name());
     const FwdRun direct = run_forward(*v, dc);
     ASSERT_EQ(direct.status, GDN_OK);
-    DeviceBuffer o(direct.out.o.size() * 2), ht(direct.out.ht.size() * 4);
+    const FwdOutputs out(dc);
     DeviceBuffer ws(v->workspace_bytes(dc.problem));
-    o.poison();
-    ht.poison();
-    gdn_fwd_args a{};
-    a.q = dc.q.get();
-    a.k = dc.k.get();
-    a.v = dc.v.get();
-    a.g = static_cast<const float*>(dc.g.get());
-    a.beta = dc.beta.get();
-    a.h0 = static_cast<const float*>(dc.h0.get());
-    a.o = o.get();
-    a.ht = static_cast<float*>(ht.get());
-    a.workspace = ws.get();
-    a.workspace_bytes = ws.bytes();
+    const gdn_fwd_args a = fwd_args(dc, out, ws);
     capture_and_replay([&](gdn_stream_t s) { return v->run_fwd(dc.problem, a, s); });
-    EXPECT_EQ(o.download<uint16_t>(), direct.out.o);
-    const std::vector<float> ht_graph = ht.download<float>();
+    EXPECT_EQ(out.o.download<uint16_t>(), direct.out.o);
+    const std::vector<float> ht_graph = out.ht.download<float>();
     ASSERT_EQ(ht_graph.size(), direct.out.ht.size());
     EXPECT_EQ(std::memcmp(ht_graph.data(), direct.out.ht.data(), ht_graph.size() * 4), 0);
   }
@@ -81,40 +69,21 @@ TEST(StagedGraph, BackwardReplayMatchesDirectRun) {
     SCOPED_TRACE(v->name());
     const BwdRun direct = run_backward(*v, dc);
     ASSERT_EQ(direct.status, GDN_OK);
-    DeviceBuffer dq(direct.out.dq.size() * 2), dk(direct.out.dk.size() * 2);
-    DeviceBuffer dv(direct.out.dv.size() * 2), dg(direct.out.dg.size() * 4);
-    DeviceBuffer dbeta(direct.out.dbeta.size() * 4), dh0(direct.out.dh0.size() * 4);
+    const BwdOutputs out(dc, /*want_dh0=*/true);
     DeviceBuffer ws(v->workspace_bytes(dc.problem));
-    for (const DeviceBuffer* b : {&dq, &dk, &dv, &dg, &dbeta, &dh0}) b->poison();
-    gdn_bwd_args a{};
-    a.q = dc.q.get();
-    a.k = dc.k.get();
-    a.v = dc.v.get();
-    a.g = static_cast<const float*>(dc.g.get());
-    a.beta = dc.beta.get();
-    a.h0 = static_cast<const float*>(dc.h0.get());
-    a.d_o = dc.d_o.get();
-    a.dht = static_cast<const float*>(dc.dht.get());
-    a.dq = dq.get();
-    a.dk = dk.get();
-    a.dv = dv.get();
-    a.dg = static_cast<float*>(dg.get());
-    a.dbeta = dbeta.get();
-    a.dh0 = static_cast<float*>(dh0.get());
-    a.workspace = ws.get();
-    a.workspace_bytes = ws.bytes();
+    const gdn_bwd_args a = bwd_args(dc, out, ws);
     capture_and_replay([&](gdn_stream_t s) { return v->run_bwd(dc.problem, a, s); });
-    EXPECT_EQ(dq.download<uint16_t>(), direct.out.dq);
-    EXPECT_EQ(dk.download<uint16_t>(), direct.out.dk);
-    EXPECT_EQ(dv.download<uint16_t>(), direct.out.dv);
+    EXPECT_EQ(out.dq.download<uint16_t>(), direct.out.dq);
+    EXPECT_EQ(out.dk.download<uint16_t>(), direct.out.dk);
+    EXPECT_EQ(out.dv.download<uint16_t>(), direct.out.dv);
     auto same = [](const DeviceBuffer& b, const std::vector<float>& want) {
       const std::vector<float> got = b.download<float>();
       return got.size() == want.size() &&
              (got.empty() || std::memcmp(got.data(), want.data(), got.size() * 4) == 0);
     };
-    EXPECT_TRUE(same(dg, direct.out.dg));
-    EXPECT_TRUE(same(dbeta, direct.out.dbeta));
-    EXPECT_TRUE(same(dh0, direct.out.dh0));
+    EXPECT_TRUE(same(out.dg, direct.out.dg));
+    EXPECT_TRUE(same(out.dbeta, direct.out.dbeta));
+    EXPECT_TRUE(same(out.dh0, direct.out.dh0));
   }
 }
 
