@@ -3,9 +3,14 @@
 # The rule (README, "Dispatch tables"):
 #   GDN_DISPATCH_TABLE=<header>  the variants the header's kVariantNames list, plus the
 #                                always-kept set below; GDN_VARIANTS is then ignored.
+#   GDN_DISPATCH_TABLE empty     the committed default table (kernels/tables/, exported from the
+#                                H200 anchor sweep) for dispatch, no pruning: GDN_VARIANTS
+#                                decides the variants (the default list holds the table's).
+#   GDN_DISPATCH_TABLE=none      no table: every call takes the default selection rule.
 #   GDN_VARIANTS=<a,b,...>       those procedural names, plus the always-kept set.
-#   GDN_VARIANTS=default|all     every variant kernels/cuda/registry.cpp lists (for now 'all'
-#                                is the same as 'default': the compiled space is that list).
+#   GDN_VARIANTS=default         the handful kernels/cuda/registry.cpp lists (CI-sized).
+#   GDN_VARIANTS=all             every config of the full space the compiled fused chunk loop
+#                                implements (fused_config_built), 32 today, plus the staged.
 #   Always kept: every backward variant (a table tunes the forward) and every staged forward
 #   variant, the universal fallback of the default selection rule for shapes outside the
 #   table: the staged family implements every problem any fused variant does, and its TUs are
@@ -14,6 +19,7 @@
 #   GDN_KEPT_VARIANTS           the chosen names (empty: no filter, register everything)
 #   GDN_COMPILE_FUSED           ON when a kept name is fused (or no filter): the fused TUs build
 #   GDN_DISPATCH_TABLE_ABSOLUTE the table header's absolute path (when one is given)
+#   GDN_REGISTER_FULL_SPACE     ON for GDN_VARIANTS=all (and no table)
 # Configure prints "libgdn variants (...)" and "libgdn fused family: ..." lines (a ctest
 # checks them, tests/kernels/dispatch).
 
@@ -66,7 +72,18 @@ endfunction()
 function(gdn_select_variants)
   set(kept "")
   set(table_path "")
-  if(NOT GDN_DISPATCH_TABLE STREQUAL "")
+  set(full_space OFF)
+  set(committed_table "${CMAKE_CURRENT_SOURCE_DIR}/tables/gdn_dispatch_table.hpp")
+  if(GDN_DISPATCH_TABLE STREQUAL "" AND EXISTS "${committed_table}")
+    gdn_read_table_variants("${committed_table}" unused_names)  # fail early if malformed
+    set(table_path "${committed_table}")
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${table_path}")
+    message(STATUS "libgdn dispatch table: the committed default ${table_path} (dispatch only; "
+                   "variants per GDN_VARIANTS)")
+  elseif(GDN_DISPATCH_TABLE STREQUAL "none")
+    message(STATUS "libgdn dispatch table: none (GDN_DISPATCH_TABLE=none): the default rule")
+  endif()
+  if(NOT GDN_DISPATCH_TABLE STREQUAL "" AND NOT GDN_DISPATCH_TABLE STREQUAL "none")
     # A relative path is taken from the build directory (CMake already makes a -D path given
     # on the command line absolute from the working directory).
     get_filename_component(table_path "${GDN_DISPATCH_TABLE}" ABSOLUTE
@@ -78,8 +95,11 @@ function(gdn_select_variants)
       message(WARNING "GDN_VARIANTS='${GDN_VARIANTS}' is ignored: "
                       "GDN_DISPATCH_TABLE decides the variants")
     endif()
-  elseif(GDN_VARIANTS STREQUAL "default" OR GDN_VARIANTS STREQUAL "all")
-    set(origin "GDN_VARIANTS=${GDN_VARIANTS}: every variant kernels/cuda/registry.cpp lists")
+  elseif(GDN_VARIANTS STREQUAL "default")
+    set(origin "GDN_VARIANTS=default: the list in kernels/cuda/registry.cpp")
+  elseif(GDN_VARIANTS STREQUAL "all")
+    set(origin "GDN_VARIANTS=all: every config of the full space the fused family implements")
+    set(full_space ON)
   else()
     string(REPLACE "," ";" listed "${GDN_VARIANTS}")
     foreach(name IN LISTS listed)
@@ -118,4 +138,5 @@ function(gdn_select_variants)
   set(GDN_KEPT_VARIANTS "${kept}" PARENT_SCOPE)
   set(GDN_COMPILE_FUSED ${fused} PARENT_SCOPE)
   set(GDN_DISPATCH_TABLE_ABSOLUTE "${table_path}" PARENT_SCOPE)
+  set(GDN_REGISTER_FULL_SPACE ${full_space} PARENT_SCOPE)
 endfunction()

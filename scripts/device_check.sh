@@ -9,16 +9,23 @@
 #   GDN_GIT_SHA=<sha> scripts/device_check.sh "$OUT" --stages tests,sweep,bench-fwd
 #
 # Options (GPU machine):
-#   --stages LIST        comma-separated, in this order: resources,tests,sweep,bench-fwd,bench-bwd
-#                        (default: all). Split them over several calls to stay under 10 minutes.
+#   --stages LIST        comma-separated, in this order: resources,tests,sweep,tune,validate,
+#                        bench-fwd,bench-bwd (default: all but tune and validate). Split them over
+#                        several calls to stay under 10 minutes.
+#                        tune: the forward anchor sweep of the fused variants (tuning.sqlite) and
+#                        its exported dispatch table (table/); validate: a second, independent
+#                        sweep of the same shapes into the same database and the oracle gap of
+#                        the table (gdnlab gap). Pass the database back with --tune-db.
 #   --build-dir DIR      a build made elsewhere (default .carry/build-device, else build-device);
 #                        without one, configure and build here (needs gtest, CLI11, SQLite headers).
 #   --bench-budget-s N   bench_peers stops starting rows after N s (default 400); rerun the stage
 #                        with --fwd-resume/--bwd-resume FILE (an earlier peers_*.csv) to finish.
 #   --fwd-resume FILE, --bwd-resume FILE   continue an earlier CSV instead of starting afresh.
 #   --bench-args "..."   extra arguments for scripts/bench_peers.py (e.g. "--reps 50 --rows 2/8").
+#   --tune-db FILE       validate: the tuning.sqlite a tune stage wrote (default OUTDIR's).
 # Outputs in OUTDIR (few files: the device tool returns at most 8): summary.txt, resources.txt,
-# peers_fwd.csv, peers_bwd.csv, smoke_h200.sqlite, logs.tar.gz, triton_autotune.tar.gz (FLA's
+# peers_fwd.csv, peers_bwd.csv, smoke_h200.sqlite, tuning.sqlite, table.tar.gz, gap.csv,
+# logs.tar.gz, triton_autotune.tar.gz (FLA's
 # Triton autotuning results: unpack into .carry/triton_cache to skip 30-110 s per head config).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -27,8 +34,9 @@ REPO=$PWD
 usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "device_check: $*" >&2; exit 2; }
 
-ALL_STAGES="resources,tests,sweep,bench-fwd,bench-bwd"
-stages=$ALL_STAGES build_dir="" bench_budget=400 fwd_resume="" bwd_resume="" bench_args=""
+ALL_STAGES="resources,tests,sweep,tune,validate,bench-fwd,bench-bwd"
+stages="resources,tests,sweep,bench-fwd,bench-bwd" build_dir="" bench_budget=400 fwd_resume=""
+bwd_resume="" bench_args="" tune_db=""
 outdir="" prepare=0
 while (($#)); do
   case "$1" in
@@ -40,6 +48,7 @@ while (($#)); do
     --fwd-resume) fwd_resume=${2:?--fwd-resume needs a CSV}; shift ;;
     --bwd-resume) bwd_resume=${2:?--bwd-resume needs a CSV}; shift ;;
     --bench-args) bench_args=${2?--bench-args needs a string}; shift ;;
+    --tune-db) tune_db=${2:?--tune-db needs a database file}; shift ;;
     -*) die "unknown option '$1' (see --help)" ;;
     *) [[ -z $outdir ]] || die "one OUTDIR expected; got '$outdir' and '$1'"; outdir=$1 ;;
   esac
@@ -188,6 +197,42 @@ smoke_sweep() {
     "$gdnlab" report --db "$outdir/smoke_h200.sqlite" --format table
 }
 
+# The anchor sweep behind the committed dispatch table: every fused forward variant on every
+# forward anchor row, exhaustive, with a lighter protocol than the precise default (5472
+# trials must fit in a few minutes): 3 warm-up calls, 10..40 samples to a 2% spread.
+anchor_sweep() {  # database
+  "$gdnlab" sweep --space default --shapes fwd_anchors --variants 'gdn_fwd_sm90_fused*' \
+    --strategy exhaustive --metrics basic --no-progress --db "$1" \
+    --warmup 3 --min-samples 10 --max-samples 40 --target-spread 0.02 --time-cap-ms 1000
+}
+
+tune() {
+  gdnlab=$(find_gdnlab)
+  [[ -n $gdnlab ]] || { echo "no gdnlab executable in $build_dir"; return 3; }
+  rm -f "$outdir/tuning.sqlite"
+  anchor_sweep "$outdir/tuning.sqlite" || return 1
+  "$gdnlab" report --db "$outdir/tuning.sqlite" --format table
+  rm -rf "$outdir/table"
+  "$gdnlab" export --db "$outdir/tuning.sqlite" --out "$outdir/table" || return 1
+  tar -czf "$outdir/table.tar.gz" -C "$outdir" table && rm -rf "$outdir/table"
+}
+
+validate() {
+  gdnlab=$(find_gdnlab)
+  [[ -n $gdnlab ]] || { echo "no gdnlab executable in $build_dir"; return 3; }
+  local db=${tune_db:-$outdir/tuning.sqlite}
+  [[ -f $db ]] || { echo "no tuning database '$db' (run the tune stage or pass --tune-db)"; return 2; }
+  [[ $db -ef $outdir/tuning.sqlite ]] || cp "$db" "$outdir/tuning.sqlite"
+  anchor_sweep "$outdir/tuning.sqlite" || return 1
+  # Sweep 1 made the table; the newest sweep measures it.
+  local newest
+  newest=$(sqlite3 "$outdir/tuning.sqlite" 'SELECT max(id) FROM sweeps' 2>/dev/null ||
+           python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT max(id) FROM sweeps').fetchone()[0])" "$outdir/tuning.sqlite")
+  "$gdnlab" gap --db "$outdir/tuning.sqlite" --table-sweep 1 --sweep "$newest" --format csv \
+    --out "$outdir/gap.csv" &&
+    "$gdnlab" gap --db "$outdir/tuning.sqlite" --table-sweep 1 --sweep "$newest" --format table
+}
+
 bench() {  # pass, resume-file
   local pass=$1 resume=$2 csv=$outdir/peers_$1.csv extra=()
   if [[ -n $resume ]]; then
@@ -203,6 +248,8 @@ bench() {  # pass, resume-file
 has_stage resources && { resources > "$outdir/resources.txt" 2>&1; note "stage resources: written"; }
 has_stage tests && run_stage ctest_gpu gpu_tests
 has_stage sweep && run_stage smoke_sweep smoke_sweep
+has_stage tune && run_stage tune tune
+has_stage validate && run_stage validate validate
 has_stage bench-fwd && run_stage bench_fwd bench fwd "$fwd_resume"
 has_stage bench-bwd && run_stage bench_bwd bench bwd "$bwd_resume"
 
@@ -222,6 +269,10 @@ tar -czf "$outdir/logs.tar.gz" -C "$outdir" logs && rm -rf "$logs"
   if has_stage sweep; then
     echo "-- smoke sweep report (head):"
     tar -xzOf "$outdir/logs.tar.gz" logs/smoke_sweep.log 2>/dev/null | tail -15
+  fi
+  if has_stage validate; then
+    echo "-- oracle gap of the tuned table (tail):"
+    tar -xzOf "$outdir/logs.tar.gz" logs/validate.log 2>/dev/null | tail -8
   fi
   for p in fwd bwd; do
     has_stage "bench-$p" || continue

@@ -5,11 +5,14 @@
 //   1. S16 = 16-bit copy of S in shared memory (the B operand of the next products)
 //   2. U = K S16, OI = Q S16, P = Q K^T                 (tensor cores, depth 128)
 //   3. W' = V - diag(e) U -> shared;  P o= Gam o causal (kept in registers as A fragments)
-//   4. Vd = (T diag(beta)) W'      with T = Gam o A0 from the prepare kernel (fp32 in smem)
-//      -> shared as Vd (for O) and V' = diag(f) Vd (for S)
+//   4. Vd = (T diag(beta)) W'      with T = Gam o A0; T diag(beta) comes 16-bit from the
+//      prepare kernel -> shared as Vd (for O) and V' = diag(f) Vd (for S), in S16's bytes
 //   5. S = e_last S + K^T V';  O = scale (diag(e) OI + P Vd) -> global
-// The next chunks' q, k, v, T stream in with cp.async over a ring of `stages` buffers while
-// this one computes; the gates of the next chunk are prefetched into registers.
+// The next chunks' q, k, v, T diag(beta) stream in with cp.async over a ring of `stages`
+// buffers while this one computes; the gates of the next chunk are prefetched into registers.
+// Shared memory (fused_params.cuh) is sized so that two BV = 32, 2-stage CTAs share an SM:
+// with one 4-warp CTA per SM the per-chunk chain of dependent mma/ldmatrix/barriers left the
+// tensor cores idle most of the time; a second resident CTA fills those gaps.
 #pragma once
 
 #include "fused_kernels.cuh"
@@ -85,19 +88,18 @@ __global__ void __launch_bounds__(kThreads, 1) chunk_loop_kernel(FusedParams p) 
         cp_async_16(sm.v(s).at(r, c), vbase + off, valid ? 16 : 0);
       }
     }
-    const float* tsrc = p.tmat + (chunk * d.Hv + h) * int64_t(kC * kC);
-    for (int e = threadIdx.x; e < kC * (kC / 4); e += kThreads) {
-      const int r = e / (kC / 4), c = (e % (kC / 4)) * 4;
-      cp_async_16(sm.t(s) + r * kLdT + c, tsrc + r * kC + c, 16);
+    const uint16_t* tsrc = p.tbeta16 + (chunk * d.Hv + h) * int64_t(kC * kC);
+    for (int e = threadIdx.x; e < kC * (kC / 8); e += kThreads) {
+      const int r = e / (kC / 8), c = (e % (kC / 8)) * 8;
+      cp_async_16(sm.t(s).at(r, c), tsrc + r * kC + c, 16);
     }
   };
-  // gamma (padded rows repeat the last valid one) and beta (0 on padded rows), thread r < 64.
-  auto fetch_gates = [&](int64_t chunk, float& gam, float& bet) {
+  // gamma (padded rows repeat the last valid one), thread r < 64.
+  auto fetch_gamma = [&](int64_t chunk) {
     const ChunkInfo ci = p.table[chunk];
     const int r = threadIdx.x;
     const int rr = r < ci.len ? r : ci.len - 1;
-    gam = p.gcum[(ci.tok_begin + rr) * d.Hv + h];
-    bet = r < ci.len ? staged::load_beta(p.beta, (ci.tok_begin + r) * d.Hv + h, d) : 0.f;
+    return p.gcum[(ci.tok_begin + rr) * d.Hv + h];
   };
 
   const int64_t c_begin = seg.chunk_begin, c_end = seg.chunk_end;
@@ -105,11 +107,10 @@ __global__ void __launch_bounds__(kThreads, 1) chunk_loop_kernel(FusedParams p) 
     if (c_begin + i < c_end) issue_loads(c_begin + i, i);
     cp_async_commit();
   }
-  float gam_next = 0.f, beta_next = 0.f;
+  float gam_next = 0.f;
   if (threadIdx.x < kC && c_begin < c_end) {
-    fetch_gates(c_begin, gam_next, beta_next);
+    gam_next = fetch_gamma(c_begin);
     sm.gam(0)[threadIdx.x] = gam_next;
-    sm.beta(0)[threadIdx.x] = beta_next;
   }
 
   const SmemTile16 sS = sm.s16(stages), sW = sm.w(stages), sVd = sm.vd(stages),
@@ -123,10 +124,9 @@ __global__ void __launch_bounds__(kThreads, 1) chunk_loop_kernel(FusedParams p) 
     __syncthreads();  // chunk c landed; every reader of the stage refilled below is done
     if (c + stages - 1 < c_end) issue_loads(c + stages - 1, (it + stages - 1) % stages);
     cp_async_commit();
-    if (threadIdx.x < kC && c + 1 < c_end) fetch_gates(c + 1, gam_next, beta_next);
-    const SmemTile16 sK = sm.k(s), sQ = sm.q(s), sVin = sm.v(s);
+    if (threadIdx.x < kC && c + 1 < c_end) gam_next = fetch_gamma(c + 1);
+    const SmemTile16 sK = sm.k(s), sQ = sm.q(s), sVin = sm.v(s), sT = sm.t(s);
     const float* gam = sm.gam(s);
-    const float* bet = sm.beta(s);
 
     // 1. 16-bit copy of the state.
 #pragma unroll
@@ -206,19 +206,12 @@ __global__ void __launch_bounds__(kThreads, 1) chunk_loop_kernel(FusedParams p) 
     }
     __syncthreads();  // all of W' is in shared memory
 
-    // 4. Vd = (T diag(beta)) W'; A fragments straight from the fp32 T tile.
+    // 4. Vd = (T diag(beta)) W'   (A: this warp's 16 rows of T diag(beta), 16-bit from prepare)
     float VD[NT][4] = {};
-    const float* T = sm.t(s);
 #pragma unroll
     for (int kk = 0; kk < kC / 16; ++kk) {
-      const int c0 = 16 * kk + 2 * t;
-      const float b0 = bet[c0], b1 = bet[c0 + 1], b8 = bet[c0 + 8], b9 = bet[c0 + 9];
-      const float2 ta0 = *reinterpret_cast<const float2*>(T + ra * kLdT + c0);
-      const float2 tb0 = *reinterpret_cast<const float2*>(T + rb * kLdT + c0);
-      const float2 ta8 = *reinterpret_cast<const float2*>(T + ra * kLdT + c0 + 8);
-      const float2 tb8 = *reinterpret_cast<const float2*>(T + rb * kLdT + c0 + 8);
-      const uint32_t a[4] = {Ops::pack(ta0.x * b0, ta0.y * b1), Ops::pack(tb0.x * b0, tb0.y * b1),
-                             Ops::pack(ta8.x * b8, ta8.y * b9), Ops::pack(tb8.x * b8, tb8.y * b9)};
+      uint32_t a[4];
+      load_a(a, sT, r0, 16 * kk);
 #pragma unroll
       for (int np = 0; np < NT / 2; ++np) {
         uint32_t b[4];
@@ -239,7 +232,7 @@ __global__ void __launch_bounds__(kThreads, 1) chunk_loop_kernel(FusedParams p) 
       sVp.pair(ra, col) = Ops::pack(fa * VD[nj][0], fa * VD[nj][1]);
       sVp.pair(rb, col) = Ops::pack(fb * VD[nj][2], fb * VD[nj][3]);
     }
-    __syncthreads();  // Vd and V' complete
+    __syncthreads();  // Vd and V' complete (in S16's bytes: S16 was last read in step 2)
 
     // 5. S = e_last S + K^T V'  (this warp's 32 state rows); O = scale (OI + P Vd).
     const float elast = expf(glast);
@@ -288,10 +281,7 @@ __global__ void __launch_bounds__(kThreads, 1) chunk_loop_kernel(FusedParams p) 
               Ops::pack(d.scale * OI[nj][2], d.scale * OI[nj][3]);
       }
     }
-    if (threadIdx.x < kC && c + 1 < c_end) {
-      sm.gam((it + 1) % stages)[threadIdx.x] = gam_next;
-      sm.beta((it + 1) % stages)[threadIdx.x] = beta_next;
-    }
+    if (threadIdx.x < kC && c + 1 < c_end) sm.gam((it + 1) % stages)[threadIdx.x] = gam_next;
   }
 
   // ---- end state ------------------------------------------------------------------------
@@ -321,6 +311,12 @@ cudaError_t launch_chunk_loop_typed(const FusedParams& p, unsigned items, unsign
   cudaError_t err = cudaFuncSetAttribute(chunk_loop_kernel<BV, Elem>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(smem));
+  // All of the unified L1/shared array as shared memory: the carveout the driver would pick
+  // for one CTA leaves no room for a second resident one (the kernel streams through L2).
+  if (err == cudaSuccess)
+    err = cudaFuncSetAttribute(chunk_loop_kernel<BV, Elem>,
+                               cudaFuncAttributePreferredSharedMemoryCarveout,
+                               cudaSharedmemCarveoutMaxShared);
   if (err != cudaSuccess) return err;
   const dim3 grid(items, static_cast<unsigned>(p.d.Hv), col_blocks);
   chunk_loop_kernel<BV, Elem><<<grid, kThreads, smem, stream>>>(p);

@@ -1,7 +1,7 @@
 // Parameter block, work items and shared-memory layout of the fused forward family.
 //
-// Workspace tensors (beyond the staged chunk table, gamma and T = Gam o A0 of the prepare
-// kernel, which the fused kernel reads instead of recomputing):
+// Workspace tensors (beyond the staged chunk table, gamma and the 16-bit T diag(beta), with
+// T = Gam o A0, of the prepare kernel, which the fused kernel reads instead of recomputing):
 //   CP only: seg_first [N + 1] int64, segs [max_segs] Segment,
 //            transfer [max_segs, Hv, K, 2K] fp32: [M | N] of each segment (pass 1),
 //            starts   [max_segs, Hv, K, V]  fp32: corrected start state of each segment.
@@ -49,7 +49,7 @@ struct FusedParams {
   const int64_t* chunk_first;
   const ChunkInfo* table;
   const float* gcum;
-  const float* tmat;
+  const uint16_t* tbeta16;  // [chunk, Hv, 64, 64] T diag(beta) in the input dtype
   const Segment* segs;  // nullptr: one segment per sequence (no CP)
   const float* starts;  // CP: corrected start states
   float* transfer;      // CP pass 1 output
@@ -59,20 +59,27 @@ struct FusedParams {
 
 // Padded strides (elements): a 16-byte pad per row keeps ldmatrix conflict-free.
 inline constexpr int kLdQK = kK + 8;   // 16-bit q, k rows
-inline constexpr int kLdT = kC + 8;    // fp32 T rows (16-byte aligned for cp.async)
+inline constexpr int kLdT = kC + 8;    // 16-bit T diag(beta) rows
 
+// Shared memory of one CTA. Per ring stage: q, k (64 x 128), the V-block (64 x BV), T diag(beta)
+// (64 x 64), all 16-bit, and gamma (64 fp32). Then the chain buffers: the 16-bit state copy
+// S16 (128 x BV) and W' (64 x BV). Vd and V' (64 x BV each) live in S16's bytes: S16 is read
+// only in step 2 and Vd/V' are written in step 4, with a block barrier between them, and read
+// in step 5, before the next chunk's top barrier and S16 write. (128 rows = 2 x 64 rows, so
+// they fit exactly.) That keeps a BV = 32, 2-stage CTA at 112 KB: two CTAs share an SM.
 template <int BV>
 struct FusedSmem {
   static constexpr int kLdV = BV + 8;  // 16-bit V-block rows
   // Per ring stage.
   static constexpr size_t kQBytes = size_t(kC) * kLdQK * 2;
   static constexpr size_t kVBytes = size_t(kC) * kLdV * 2;
-  static constexpr size_t kTBytes = size_t(kC) * kLdT * 4;
-  static constexpr size_t kGateBytes = size_t(2) * kC * 4;  // gamma, beta
+  static constexpr size_t kTBytes = size_t(kC) * kLdT * 2;
+  static constexpr size_t kGateBytes = size_t(kC) * 4;  // gamma
   static constexpr size_t kStageBytes = 2 * kQBytes + kVBytes + kTBytes + kGateBytes;
   // Single buffers of the per-chunk chain.
   static constexpr size_t kStateBytes = size_t(kK) * kLdV * 2;  // 16-bit copy of S
-  static constexpr size_t kChainBytes = kStateBytes + 3 * kVBytes;  // S, W', Vd, V'
+  static_assert(kStateBytes == 2 * kVBytes, "Vd and V' must fit exactly in S16's bytes");
+  static constexpr size_t kChainBytes = kStateBytes + kVBytes;  // S16 (= Vd, V'), W'
 
   static size_t bytes(int stages) { return stages * kStageBytes + kChainBytes; }
 
@@ -87,13 +94,12 @@ struct FusedSmem {
   __device__ __forceinline__ SmemTile16 v(int s) const {
     return {reinterpret_cast<uint16_t*>(stage(s) + 2 * kQBytes), kLdV};
   }
-  __device__ __forceinline__ float* t(int s) const {
-    return reinterpret_cast<float*>(stage(s) + 2 * kQBytes + kVBytes);
+  __device__ __forceinline__ SmemTile16 t(int s) const {
+    return {reinterpret_cast<uint16_t*>(stage(s) + 2 * kQBytes + kVBytes), kLdT};
   }
   __device__ __forceinline__ float* gam(int s) const {
     return reinterpret_cast<float*>(stage(s) + 2 * kQBytes + kVBytes + kTBytes);
   }
-  __device__ __forceinline__ float* beta(int s) const { return gam(s) + kC; }
   __device__ __forceinline__ char* chain(int stages) const { return base + stages * kStageBytes; }
   __device__ __forceinline__ SmemTile16 s16(int stages) const {
     return {reinterpret_cast<uint16_t*>(chain(stages)), kLdV};
@@ -101,11 +107,11 @@ struct FusedSmem {
   __device__ __forceinline__ SmemTile16 w(int stages) const {
     return {reinterpret_cast<uint16_t*>(chain(stages) + kStateBytes), kLdV};
   }
-  __device__ __forceinline__ SmemTile16 vd(int stages) const {
-    return {reinterpret_cast<uint16_t*>(chain(stages) + kStateBytes + kVBytes), kLdV};
+  __device__ __forceinline__ SmemTile16 vd(int stages) const {  // aliases S16 rows 0..63
+    return {reinterpret_cast<uint16_t*>(chain(stages)), kLdV};
   }
-  __device__ __forceinline__ SmemTile16 vp(int stages) const {
-    return {reinterpret_cast<uint16_t*>(chain(stages) + kStateBytes + 2 * kVBytes), kLdV};
+  __device__ __forceinline__ SmemTile16 vp(int stages) const {  // aliases S16 rows 64..127
+    return {reinterpret_cast<uint16_t*>(chain(stages) + kVBytes), kLdV};
   }
 };
 

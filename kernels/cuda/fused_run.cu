@@ -12,7 +12,7 @@ struct FusedWorkspace {
   int64_t* chunk_first = nullptr;
   ChunkInfo* table = nullptr;
   float* gcum = nullptr;
-  float* tmat = nullptr;
+  uint16_t* tbeta16 = nullptr;
   // CP only
   int64_t max_segs = 0;
   int64_t* seg_first = nullptr;
@@ -29,7 +29,7 @@ FusedWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, int cp) {
   w.chunk_first = c.take<int64_t>(d.num_seqs + 1);
   w.table = c.take<ChunkInfo>(d.max_chunks);
   w.gcum = c.take<float>(d.Ttot * d.Hv);
-  w.tmat = c.take<float>(d.max_chunks * d.Hv * kC * kC);
+  w.tbeta16 = c.take<uint16_t>(d.max_chunks * d.Hv * kC * kC);
   if (cp > 0) {
     w.max_segs = max_segments(d, cp);
     w.seg_first = c.take<int64_t>(d.num_seqs + 1);
@@ -88,7 +88,7 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     prep.ws.chunk_first = w.chunk_first;
     prep.ws.table = w.table;
     prep.ws.gcum = w.gcum;
-    prep.ws.tmat = w.tmat;
+    prep.ws.tbeta16 = w.tbeta16;  // the fp32 T of the staged family is not needed
     err = staged::launch_prepare(prep, s);
   }
   FusedParams fp{};
@@ -103,7 +103,7 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   fp.chunk_first = w.chunk_first;
   fp.table = w.table;
   fp.gcum = w.gcum;
-  fp.tmat = w.tmat;
+  fp.tbeta16 = w.tbeta16;
   fp.stages = c.stages;
   fp.mode = Mode::Output;
   if (c.cp_segment_chunks == 0) {

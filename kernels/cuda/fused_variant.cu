@@ -44,25 +44,8 @@ class FusedVariant final : public Variant {
   }
 
   Implementable can_implement(const gdn_problem& p) const override {
-    const ConfigCheck check = check_config(config_);
-    if (!check.ok) return {false, check.reason};
-    if (config_.family != Family::Fused) return {false, "family: this variant is fused"};
-    std::ostringstream s;
-    if (!block_v_compiled(config_.block_v)) {
-      s << "block_v: the fused chunk loop is compiled for 32 and 64 columns, not "
-        << config_.block_v;
-      return {false, s.str()};
-    }
-    if (config_.roles != WarpRoles::Cooperative)
-      return {false, "roles: only the cooperative warp layout of the fused family is built"};
-    if (config_.chains_per_cta != 1)
-      return {false, "chains_per_cta: the fused chunk loop runs one chain per CTA"};
-    if (chunk_loop_smem_bytes(config_.block_v, config_.stages) > kMaxSmemPerBlock) {
-      s << "stages: " << config_.stages << " ring stages of a " << config_.block_v
-        << "-column V-block need " << chunk_loop_smem_bytes(config_.block_v, config_.stages)
-        << " B of shared memory, more than the " << kMaxSmemPerBlock << " B a CTA can have";
-      return {false, s.str()};
-    }
+    const Implementable built = fused_config_built(config_);
+    if (!built.ok) return built;
     return check_problem_support(p, "fused");
   }
 
@@ -84,7 +67,8 @@ class FusedVariant final : public Variant {
                            : config_.block_v == 64 ? chunk_loop_symbol<64>(true)
                                                    : nullptr;
       resources_ =
-          query_kernel_resources(kernel, chunk_loop_smem_bytes(config_.block_v, config_.stages));
+          query_kernel_resources(kernel, chunk_loop_smem_bytes(config_.block_v, config_.stages),
+                                 kThreads);
     });
     return resources_;
   }
@@ -97,6 +81,28 @@ class FusedVariant final : public Variant {
 };
 
 }  // namespace
+
+Implementable fused_config_built(const KernelConfig& c) {
+  const ConfigCheck check = check_config(c);
+  if (!check.ok) return {false, check.reason};
+  if (c.family != Family::Fused) return {false, "family: this variant is fused"};
+  std::ostringstream s;
+  if (!block_v_compiled(c.block_v)) {
+    s << "block_v: the fused chunk loop is compiled for 32 and 64 columns, not " << c.block_v;
+    return {false, s.str()};
+  }
+  if (c.roles != WarpRoles::Cooperative)
+    return {false, "roles: only the cooperative warp layout of the fused family is built"};
+  if (c.chains_per_cta != 1)
+    return {false, "chains_per_cta: the fused chunk loop runs one chain per CTA"};
+  if (chunk_loop_smem_bytes(c.block_v, c.stages) > kMaxSmemPerBlock) {
+    s << "stages: " << c.stages << " ring stages of a " << c.block_v << "-column V-block need "
+      << chunk_loop_smem_bytes(c.block_v, c.stages) << " B of shared memory, more than the "
+      << kMaxSmemPerBlock << " B a CTA can have";
+    return {false, s.str()};
+  }
+  return {true, ""};
+}
 
 std::unique_ptr<Variant> make_fused_variant(const KernelConfig& config) {
   return std::make_unique<FusedVariant>(config);

@@ -29,6 +29,12 @@ consteval bool all_valid(std::span<const KernelConfig> configs) {
 }
 static_assert(all_valid(kDefaultFusedConfigs), "a default fused config fails check_config");
 
+// Whether this build's fused chunk loop implements the config (check_config plus what is
+// compiled: V-block widths, warp roles, chains per CTA, shared memory), with the reason when
+// not. can_implement starts with it; GDN_VARIANTS=all registers every config it accepts.
+// Visible from libgdn.so (a CPU test counts the full space with it).
+__attribute__((visibility("default"))) Implementable fused_config_built(const KernelConfig& config);
+
 std::unique_ptr<Variant> make_fused_variant(const KernelConfig& config);
 
 }  // namespace gdn::fused

@@ -13,7 +13,7 @@
 namespace gdn::staged {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = kStateKernelThreads;
 
 template <int BV>
 struct StateSmem {

@@ -20,6 +20,11 @@
 #ifndef GDN_COMPILE_FUSED
 #define GDN_COMPILE_FUSED 1
 #endif
+// 1 (GDN_VARIANTS=all): register every fused config of the full space this build implements,
+// not just the default list.
+#ifndef GDN_REGISTER_FULL_SPACE
+#define GDN_REGISTER_FULL_SPACE 0
+#endif
 
 namespace gdn {
 namespace {
@@ -62,7 +67,13 @@ const Registry& build_registry() {
       keep(staged::make_staged_variant(Pass::Backward,
                                        KernelConfig{.family = Family::Staged, .block_v = bv}));
 #if GDN_COMPILE_FUSED
-    for (const KernelConfig& c : fused::kDefaultFusedConfigs) keep(fused::make_fused_variant(c));
+    if (GDN_REGISTER_FULL_SPACE) {
+      for (const KernelConfig& c : full_config_space())
+        if (c.family == Family::Fused && fused::fused_config_built(c).ok)
+          keep(fused::make_fused_variant(c));
+    } else {
+      for (const KernelConfig& c : fused::kDefaultFusedConfigs) keep(fused::make_fused_variant(c));
+    }
 #endif
     return r;
   }();

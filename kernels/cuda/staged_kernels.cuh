@@ -21,6 +21,8 @@ cudaError_t launch_group_sum(const BwdParams& p, cudaStream_t stream);
 const void* prepare_kernel_symbol();
 const void* state_fwd_kernel_symbol(int block_v);
 const void* dstate_bwd_kernel_symbol(int block_v);
+// Block size of the state recurrence kernels (forward and backward), their main kernels.
+inline constexpr int kStateKernelThreads = 256;
 // Dynamic shared memory those kernels launch with.
 size_t state_fwd_smem(int block_v);
 size_t dstate_bwd_smem(int block_v);

@@ -3,6 +3,8 @@
 //   chunk_first [N + 1] int64, table [max_chunks] ChunkInfo
 //   gcum   [Ttot, Hv]                chunk-local cumulative gate gamma
 //   tmat   [max_chunks, Hv, 64, 64]  gated inverse T = D A0 D^-1 (lower triangular)
+//   tbeta16 [max_chunks, Hv, 64, 64] 16-bit (dtype of q, k, v) T diag(beta), the A operand of
+//                                    the fused kernel's V_new product (fused forward only)
 //   states [max_chunks, Hv, K, V]    state at each chunk's start
 //   vnew   [Ttot, Hv, V]             V_new = T diag(beta) (V - diag(e) K S)
 // backward only:
@@ -21,7 +23,8 @@ struct ChunkWorkspace {
   int64_t* chunk_first = nullptr;
   ChunkInfo* table = nullptr;
   float* gcum = nullptr;
-  float* tmat = nullptr;
+  float* tmat = nullptr;     // fp32 T; nullptr when only tbeta16 is wanted
+  uint16_t* tbeta16 = nullptr;  // 16-bit T diag(beta); nullptr when not wanted
   float* states = nullptr;
   float* vnew = nullptr;
 };

@@ -80,7 +80,8 @@ class StagedVariant final : public Variant {
       const bool fwd = pass_ == Pass::Forward;
       resources_ = query_kernel_resources(
           fwd ? state_fwd_kernel_symbol(config_.block_v) : dstate_bwd_kernel_symbol(config_.block_v),
-          fwd ? state_fwd_smem(config_.block_v) : dstate_bwd_smem(config_.block_v));
+          fwd ? state_fwd_smem(config_.block_v) : dstate_bwd_smem(config_.block_v),
+          kStateKernelThreads);
     });
     return resources_;
   }

@@ -9,11 +9,12 @@
 //               one launch); the staged decomposition is the correctness baseline, the fallback.
 //   2. block_v: splitting V creates more CTAs but each V-block repeats the K-side work of its
 //               chunk (k k^T, the inverse, the gate products). Take the largest block_v whose
-//               CTA count, chains * V / block_v, still fills every SM; when even the smallest
-//               cannot fill them, take the smallest (most parallelism).
+//               CTA count, chains * V / block_v, still fills every CTA slot (SMs x the CTAs of
+//               that variant resident per SM, from its registers and shared memory; 1 when
+//               unknown); when even the smallest cannot fill them, take the smallest.
 //   3. CP:      with SMs still idle and a longest sequence longer than one segment, exact
 //               context parallelism cuts that sequence into segments of cp_segment_chunks
-//               chunks. Take the longest segment that fills the SMs (fewest segments: least
+//               chunks. Take the longest segment that fills the slots (fewest segments: least
 //               fix-up work); when none fills them, the shortest segment that still splits.
 //               Otherwise CP off, when such a variant exists.
 //   4. chains per CTA: two interleaved chains hide each other's serial latency but halve the
@@ -55,10 +56,22 @@ int64_t ctas_without_cp(const SelectionInput& in, int block_v) {
   return in.num_seqs * in.Hv * ceil_div(in.V, block_v);
 }
 
+// CTAs that run at once with the candidates of this block_v: SMs x CTAs resident per SM (the
+// fewest among them; 1 when unknown, as without a device).
+int64_t cta_slots(const SelectionInput& in, const Pool& pool, int block_v) {
+  int per_sm = 0;
+  for (const Variant* v : pool) {
+    if (v->config().block_v != block_v) continue;
+    const int n = std::max(1, v->resources().ctas_per_sm);
+    per_sm = per_sm == 0 ? n : std::min(per_sm, n);
+  }
+  return int64_t{in.sm_count} * std::max(1, per_sm);
+}
+
 int choose_block_v(const SelectionInput& in, const Pool& pool) {
   const std::set<int> block_vs = values_of(pool, &KernelConfig::block_v);
   for (auto it = block_vs.rbegin(); it != block_vs.rend(); ++it)
-    if (ctas_without_cp(in, *it) >= in.sm_count) return *it;
+    if (ctas_without_cp(in, *it) >= cta_slots(in, pool, *it)) return *it;
   return *block_vs.begin();
 }
 
@@ -67,7 +80,8 @@ int choose_cp_segment(const SelectionInput& in, int block_v, const Pool& pool) {
   const std::set<int> segments = values_of(pool, &KernelConfig::cp_segment_chunks);
   const bool off_available = segments.count(0) != 0;
   const int64_t ctas = ctas_without_cp(in, block_v);
-  if (ctas >= in.sm_count && off_available) return 0;
+  const int64_t slots = cta_slots(in, pool, block_v);
+  if (ctas >= slots && off_available) return 0;
   const int64_t longest_chunks = ceil_div(in.longest, kChunk);
   // Only the longest sequence is counted: it is the critical path, the others add CTAs.
   const int64_t ctas_per_segment = int64_t{in.Hv} * ceil_div(in.V, block_v);
@@ -75,7 +89,7 @@ int choose_cp_segment(const SelectionInput& in, int block_v, const Pool& pool) {
   for (int segment : segments) {  // ascending
     if (segment == 0 || segment >= longest_chunks) continue;  // would not split anything
     if (shortest_splitting == 0) shortest_splitting = segment;
-    if (ctas_per_segment * ceil_div(longest_chunks, segment) >= in.sm_count)
+    if (ctas_per_segment * ceil_div(longest_chunks, segment) >= slots)
       best_filling = segment;  // ascending: ends at the longest filling segment
   }
   if (best_filling != 0) return best_filling;
@@ -104,7 +118,8 @@ const Variant* select_default_variant(const SelectionInput& in,
   const int segment = choose_cp_segment(in, block_v, pool);
   pool = keep_if(pool, [&](const KernelConfig& c) { return c.cp_segment_chunks == segment; });
 
-  const int chains = ctas_with_cp(in, block_v, segment) >= 2 * int64_t{in.sm_count} ? 2 : 1;
+  const int chains =
+      ctas_with_cp(in, block_v, segment) >= 2 * cta_slots(in, pool, block_v) ? 2 : 1;
   pool = keep_if(pool, [&](const KernelConfig& c) { return c.chains_per_cta == chains; });
 
   return pool.front();

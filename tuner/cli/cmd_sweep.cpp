@@ -51,6 +51,26 @@ void add_sweep(CLI::App& app, Action& run) {
   sub->add_option("--gate-timeout", a->o.gate_timeout_s, "Seconds before a correctness gate is killed (Timeout)")
       ->capture_default_str();
   sub->add_flag("--no-progress", a->no_progress, "No live progress line on stderr");
+  // The precise protocol: every measurement of exhaustive and random, and halving's final
+  // rung. Halving's cheap rungs keep their quick protocol (they only rank the survivors).
+  const std::string group = "Precise measurement protocol";
+  sub->footer(group + " options apply to every measurement of --strategy exhaustive and random and to "
+                      "the final (precise) rung of halving; halving's cheap rungs keep their own quick "
+                      "protocol, as they only rank variants. Defaults are the precise protocol's. The "
+                      "values are stored with the sweep and --resume continues only a sweep with the same.\n");
+  auto& p = a->o.precise;
+  sub->add_option("--warmup", p.warmup_calls, "Untimed calls before the first sample")
+      ->capture_default_str()->group(group);
+  sub->add_option("--min-samples", p.min_samples, "The stop rule never stops before this many samples")
+      ->capture_default_str()->group(group);
+  sub->add_option("--max-samples", p.max_samples, "... and always stops at this many")
+      ->capture_default_str()->group(group);
+  sub->add_option("--target-spread", p.target_rel_spread,
+                  "Stop once (p80 - p20) / p50 <= this (0.003 = 0.3 %) after --min-samples")
+      ->capture_default_str()->group(group);
+  sub->add_option("--time-cap-ms", p.time_cap_ms,
+                  "Wall-clock cap of the sampling loop per (variant, problem); keep it well below --timeout")
+      ->capture_default_str()->group(group);
   sub->callback([&run, a] {
     run = [a]() -> int {
       auto& o = a->o;

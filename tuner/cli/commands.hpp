@@ -16,6 +16,7 @@ void add_space(CLI::App& app, Action& run);
 void add_sweep(CLI::App& app, Action& run);
 void add_report(CLI::App& app, Action& run);
 void add_export(CLI::App& app, Action& run);
+void add_gap(CLI::App& app, Action& run);
 void add_gui(CLI::App& app, Action& run);
 void add_worker(CLI::App& app, Action& run);
 

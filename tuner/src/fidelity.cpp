@@ -4,8 +4,8 @@
 
 namespace gdn::tuner {
 
-profiler::Protocol protocol_for_rung(int rung) {
-  if (rung < 0) return profiler::Protocol::precise();
+profiler::Protocol protocol_for_rung(int rung, const profiler::Protocol& precise) {
+  if (rung < 0) return precise;
   auto p = profiler::Protocol::quick();
   const int factor = 1 << std::min(rung, 6);
   p.min_samples *= factor;

@@ -203,7 +203,7 @@ class GpuBackend final : public MeasureBackend {
       };
       {
         NvtxRange phase(NvtxLevel::Phase, "timing");
-        const auto t = profiler::time_kernel(launch, protocol_for_rung(r.rung));
+        const auto t = profiler::time_kernel(launch, protocol_for_rung(r.rung, r.precise));
         out.samples_ms = t.samples_ms;
         out.result.sample_count = t.count;
         out.result.latency_p20_ms = t.quantiles.p20;

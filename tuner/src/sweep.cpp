@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <numeric>
 #include <set>
@@ -29,21 +30,46 @@ double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-// Finds the sweep --resume continues: the newest one with identical canonical arguments.
-// Runs before anything is registered, so a refused resume writes nothing.
-db::SweepSummary find_resumable(const db::Database& db, const std::string& args) {
+// The protocol columns of a sweep: what its precise measurements used.
+db::ProtocolRecord protocol_record(const profiler::Protocol& p) {
+  return {p.warmup_calls, p.min_samples, p.max_samples, p.target_rel_spread,
+          p.time_cap_ms, static_cast<std::int64_t>(p.l2_flush_bytes), p.use_graphs};
+}
+
+bool same_protocol(const db::ProtocolRecord& a, const db::ProtocolRecord& b) {
+  return a.warmup_iters == b.warmup_iters && a.min_samples == b.min_samples &&
+         a.max_samples == b.max_samples && a.target_rel_spread == b.target_rel_spread &&
+         a.time_cap_ms == b.time_cap_ms && a.l2_flush_bytes == b.l2_flush_bytes &&
+         a.use_graphs == b.use_graphs;
+}
+
+std::string describe(const db::ProtocolRecord& p) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "protocol: warm-up %d, samples %d..%d, target spread %g, time cap %g ms",
+                p.warmup_iters, p.min_samples, p.max_samples, p.target_rel_spread, p.time_cap_ms);
+  return buf;
+}
+
+// Finds the sweep --resume continues: the newest one with identical canonical arguments and
+// stored protocol (the args name only non-default protocol options, so the stored columns
+// also guard against a build whose Protocol::precise() differs). Runs before anything is
+// registered, so a refused resume writes nothing.
+db::SweepSummary find_resumable(const db::Database& db, const std::string& args,
+                                const db::ProtocolRecord& protocol) {
   const auto sweeps = db::list_sweeps(db);
   for (const auto& s : sweeps) {
-    if (s.sweep.args != args) continue;
+    if (s.sweep.args != args || !same_protocol(s.sweep.protocol, protocol)) continue;
     if (s.sweep.status == db::SweepStatus::Finished)
       throw std::invalid_argument("--resume: sweep " + std::to_string(s.sweep.id) +
                                   " with these arguments already finished");
     return s;
   }
-  std::string msg = "--resume: no unfinished sweep in '" + db.path() + "' has the arguments\n  " + args;
+  std::string msg = "--resume: no unfinished sweep in '" + db.path() + "' has the arguments\n  " + args +
+                    "\n  " + describe(protocol);
   for (const auto& s : sweeps)
     if (s.sweep.status != db::SweepStatus::Finished)
-      msg += "\nunfinished sweep " + std::to_string(s.sweep.id) + " has\n  " + s.sweep.args;
+      msg += "\nunfinished sweep " + std::to_string(s.sweep.id) + " has\n  " + s.sweep.args + "\n  " +
+             describe(s.sweep.protocol);
   throw std::invalid_argument(msg);
 }
 
@@ -209,6 +235,7 @@ class Engine {
     r.layout = std::move(layout);
     r.metrics = o_.metrics;
     r.pm_sampling = o_.pm_sampling;
+    r.precise = o_.precise;
     return r;
   }
 
@@ -291,7 +318,8 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
 
   auto database = db::Database::open(o.db_path);
   std::optional<db::SweepSummary> resumed;
-  if (o.resume) resumed = find_resumable(database, args);
+  const auto protocol = protocol_record(o.precise);
+  if (o.resume) resumed = find_resumable(database, args, protocol);
   db::ResultsWriter writer(database);
   const auto device_id = writer.register_device(plan.device);
   const auto build_id = writer.register_build(plan.build);
@@ -314,9 +342,7 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
     s.budget = static_cast<std::int64_t>(o.strategy.budget);
     s.seed = static_cast<std::int64_t>(o.strategy.seed);
     s.metrics_level = std::string(profiler::to_string(o.metrics));
-    const auto proto = profiler::Protocol::precise();
-    s.protocol = {proto.warmup_calls, proto.min_samples, proto.max_samples, proto.target_rel_spread,
-                  proto.time_cap_ms, static_cast<std::int64_t>(proto.l2_flush_bytes), proto.use_graphs};
+    s.protocol = protocol;
     s.args = args;
     out.sweep_id = writer.begin_sweep(s);
   }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 
 #include "gdn/tuner/wire.hpp"
 
@@ -14,6 +15,46 @@ namespace gdn::tuner {
 namespace {
 [[noreturn]] void bad(const std::string& option, const std::string& expected, const std::string& given) {
   throw std::invalid_argument(option + ": expected " + expected + ", got " + given);
+}
+
+// Shortest spelling that reads back as the same double: "0.01", not %.17g's
+// "0.010000000000000000208" (the args string is read by people and compared on --resume).
+std::string shortest(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+// Protocol fields and the sweep options that set them.
+struct ProtocolOption {
+  std::string_view field;
+  std::string_view option;
+};
+constexpr ProtocolOption kProtocolOptions[] = {{"warmup_calls", "--warmup"},
+                                               {"min_samples", "--min-samples"},
+                                               {"max_samples", "--max-samples"},
+                                               {"target_rel_spread", "--target-spread"},
+                                               {"time_cap_ms", "--time-cap-ms"}};
+
+void replace_all(std::string& s, std::string_view from, std::string_view to) {
+  for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+}
+
+// profiler::validate is the one rule for a protocol; its message names struct fields
+// ("Protocol.min_samples: expected >= 1, got 0"), which the user never typed, so they are
+// spelled as the options that set them.
+void validate_protocol(const profiler::Protocol& p) {
+  try {
+    profiler::validate(p);
+  } catch (const std::invalid_argument& e) {
+    std::string msg = e.what();
+    for (const auto& [field, option] : kProtocolOptions) {
+      replace_all(msg, "Protocol." + std::string(field), option);
+      replace_all(msg, field, option);
+    }
+    throw std::invalid_argument(msg);
+  }
 }
 }  // namespace
 
@@ -58,6 +99,7 @@ void validate(const SweepOptions& o) {
     bad("--timeout", "seconds > 0", wire::format_double(o.timeout_s));
   if (!(o.gate_timeout_s > 0) || !std::isfinite(o.gate_timeout_s))
     bad("--gate-timeout", "seconds > 0", wire::format_double(o.gate_timeout_s));
+  validate_protocol(o.precise);
   if (!o.replay_db.empty()) {
     if (!fs::is_regular_file(o.replay_db))
       bad("--replay", "an existing results database", "'" + o.replay_db + "' (no such file)");
@@ -86,6 +128,14 @@ std::string canonical_args(const SweepOptions& o) {
   if (!o.variant_filter.empty()) s += " --variants " + o.variant_filter;
   s += " --timeout " + wire::format_double(o.timeout_s);
   s += " --gate-timeout " + wire::format_double(o.gate_timeout_s);
+  const auto d = profiler::Protocol::precise();
+  const auto& p = o.precise;
+  if (p.warmup_calls != d.warmup_calls) s += " --warmup " + std::to_string(p.warmup_calls);
+  if (p.min_samples != d.min_samples) s += " --min-samples " + std::to_string(p.min_samples);
+  if (p.max_samples != d.max_samples) s += " --max-samples " + std::to_string(p.max_samples);
+  if (p.target_rel_spread != d.target_rel_spread)
+    s += " --target-spread " + shortest(p.target_rel_spread);
+  if (p.time_cap_ms != d.time_cap_ms) s += " --time-cap-ms " + shortest(p.time_cap_ms);
   return s;
 }
 

@@ -106,7 +106,12 @@ Message encode_request(const TrialRequest& r) {
       .set("rung", static_cast<long long>(r.rung))
       .set("metrics", std::string(profiler::to_string(r.metrics)))
       .set("pm", static_cast<long long>(r.pm_sampling ? 1 : 0))
-      .set("layout", r.layout);
+      .set("layout", r.layout)
+      .set("warmup", static_cast<long long>(r.precise.warmup_calls))
+      .set("min_samples", static_cast<long long>(r.precise.min_samples))
+      .set("max_samples", static_cast<long long>(r.precise.max_samples))
+      .set("target_spread", r.precise.target_rel_spread)
+      .set("time_cap_ms", r.precise.time_cap_ms);
   put_problem(m, r.problem);
   return m;
 }
@@ -127,6 +132,11 @@ TrialRequest decode_request(const Message& m) {
   r.layout = m.str("layout");
   if (r.layout != "packed" && r.layout != "batched")
     throw std::runtime_error("protocol: field 'layout' expected packed or batched, got '" + r.layout + "'");
+  r.precise.warmup_calls = static_cast<int>(m.integer("warmup"));
+  r.precise.min_samples = static_cast<int>(m.integer("min_samples"));
+  r.precise.max_samples = static_cast<int>(m.integer("max_samples"));
+  r.precise.target_rel_spread = m.num("target_spread");
+  r.precise.time_cap_ms = m.num("time_cap_ms");
   r.problem = get_problem(m);
   return r;
 }

@@ -41,6 +41,7 @@ class Variant {
     int registers = -1;           // per thread, main kernel
     int shared_bytes = -1;        // static + dynamic, main kernel
     int local_bytes = -1;         // spills, main kernel
+    int ctas_per_sm = -1;         // CTAs of the main kernel resident on one SM at once
   };
   virtual Resources resources() const = 0;
 };

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "fused_variant.hpp"
 #include "gdn/variant.hpp"
 
 namespace {
@@ -23,6 +24,27 @@ void expect_refused(const gdn_problem& p, const std::string& field) {
 }
 
 }  // namespace
+
+// What GDN_VARIANTS=all registers: every fused config of the full space the compiled chunk loop
+// implements. At least 24 (issue 4); the others are refused with a reason.
+TEST(RegistryHost, FullSpaceHasAtLeast24BuiltFusedVariants) {
+  int built = 0;
+  for (const gdn::KernelConfig& c : gdn::full_config_space()) {
+    if (c.family != gdn::Family::Fused) continue;
+    const gdn::Implementable r = gdn::fused::fused_config_built(c);
+    if (r.ok) {
+      ++built;
+      EXPECT_TRUE(gdn::check_config(c).ok) << gdn::config_name(c);
+    } else {
+      EXPECT_FALSE(r.reason.empty()) << gdn::config_name(c);
+    }
+  }
+  EXPECT_GE(built, 24);
+  // Every registered fused variant (whatever GDN_VARIANTS chose) is one of them.
+  for (const gdn::Variant* v : gdn::registry())
+    if (v->config().family == gdn::Family::Fused)
+      EXPECT_TRUE(gdn::fused::fused_config_built(v->config()).ok) << v->name();
+}
 
 TEST(RegistryHost, EveryVariantAcceptsASupportedProblem) {
   ASSERT_FALSE(gdn::registry().empty());

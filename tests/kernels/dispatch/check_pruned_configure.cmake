@@ -3,6 +3,7 @@
 #   table            -DGDN_DISPATCH_TABLE=<exported header>: the header's kVariantNames are kept,
 #                    and the fused family is compiled exactly when one of them is fused
 #   variants_list    -DGDN_VARIANTS=<one staged forward>: the fused family is not compiled
+#   variants_all     -DGDN_VARIANTS=all: the full fused space is registered
 #   malformed_table  a header without kVariantNames: configure fails naming GDN_DISPATCH_TABLE
 foreach(var CASE GDN_SOURCE_DIR SCRATCH_DIR TABLE_HEADER GENERATOR)
   if(NOT DEFINED ${var})
@@ -61,6 +62,16 @@ elseif(CASE STREQUAL "variants_list")
   require("${text}" "libgdn variants (GDN_VARIANTS list): gdn_fwd_sm90_staged_v64_cp0;"
           "the kept list must be the GDN_VARIANTS list")
   require("${text}" "libgdn fused family: not compiled" "a staged-only list builds no fused TU")
+elseif(CASE STREQUAL "variants_all")
+  configure_with(rc text "-DGDN_VARIANTS=all")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "configure with GDN_VARIANTS=all failed:\n${text}")
+  endif()
+  require("${text}" "libgdn variants (GDN_VARIANTS=all: every config of the full space"
+          "'all' must register the full space, not the default list")
+  require("${text}" "libgdn fused family: compiled" "'all' builds the fused TUs")
+  file(STRINGS "${SCRATCH_DIR}/build/CMakeCache.txt" cached REGEX "^GDN_VARIANTS:")
+  require("${cached}" "GDN_VARIANTS:STRING=all" "the option must reach the cache")
 elseif(CASE STREQUAL "malformed_table")
   set(bad "${SCRATCH_DIR}/not_a_table.hpp")
   file(WRITE "${bad}" "#pragma once\n// not written by gdnlab export\n")

@@ -41,9 +41,13 @@ KernelConfig fused(int block_v, int cp = 0, int chains = 1) {
 
 class Space {
  public:
-  explicit Space(const std::vector<KernelConfig>& configs) {
+  // ctas_per_sm: what every variant reports as resident CTAs per SM (-1: unknown).
+  explicit Space(const std::vector<KernelConfig>& configs, int ctas_per_sm = -1) {
     for (const KernelConfig& c : configs) {
       owned_.push_back(fake(c));
+      gdn::Variant::Resources r;
+      r.ctas_per_sm = ctas_per_sm;
+      owned_.back()->set_resources(r);
       pointers_.push_back(owned_.back().get());
     }
   }
@@ -130,6 +134,20 @@ TEST(DefaultSelection, ReadsTheSmCount) {
   EXPECT_EQ(space.pick(in), gdn::config_name(fused(64)));  // 128 < 132 at block_v 128
   in.sm_count = 114;                                         // an H100 PCIe
   EXPECT_EQ(space.pick(in), gdn::config_name(fused(128)));
+}
+
+TEST(DefaultSelection, FillsEveryResidentCtaSlotNotJustEverySm) {
+  // 2 x 64 = 128 chains: block_v 64 gives 256 CTAs. One CTA per SM: 256 >= 132 fills.
+  // Two per SM: 264 slots, 256 do not fill them, so the smaller block_v is taken.
+  EXPECT_EQ(Space({fused(32), fused(64)}, 1).pick(shape(2, 1024, 64)),
+            gdn::config_name(fused(64)));
+  EXPECT_EQ(Space({fused(32), fused(64)}, 2).pick(shape(2, 1024, 64)),
+            gdn::config_name(fused(32)));
+  // 1 x 8 chains x 4 V-blocks: 64-chunk segments of 32768 tokens give 256 CTAs, enough for
+  // one per SM but not for two, where 16-chunk segments (1024 CTAs) are the longest that fill.
+  const std::vector<KernelConfig> cp = {fused(32, 16), fused(32, 64)};
+  EXPECT_EQ(Space(cp, 1).pick(shape(1, 32768, 8)), gdn::config_name(fused(32, 64)));
+  EXPECT_EQ(Space(cp, 2).pick(shape(1, 32768, 8)), gdn::config_name(fused(32, 16)));
 }
 
 TEST(DefaultSelection, IsDeterministicAndUsesRegistryOrderLast) {

@@ -46,6 +46,13 @@ TEST_F(CliArgs, SweepRejectsBadArgumentsWithoutTouchingTheDatabase) {
   expect_rejected("sweep --db " + db + " --replay " + dir + "/missing.db", "--replay");
   expect_rejected("sweep --db " + db + " --shapes smoke --replay-sweep 2", "--replay-sweep");
   expect_rejected("sweep --shapes smoke", "--db");
+  expect_rejected(base + "--warmup -1", "--warmup: expected >= 0, got -1");
+  expect_rejected(base + "--min-samples 0", "--min-samples: expected >= 1, got 0");
+  expect_rejected(base + "--max-samples 5", "--max-samples: expected >= --min-samples (50), got 5");
+  expect_rejected(base + "--min-samples 30 --max-samples 20", "--max-samples: expected >= --min-samples (30), got 20");
+  expect_rejected(base + "--target-spread 0", "--target-spread: expected a finite value > 0");
+  expect_rejected(base + "--target-spread abc", "--target-spread");
+  expect_rejected(base + "--time-cap-ms -1", "--time-cap-ms: expected a finite value > 0, got -1");
   expect_rejected("sweep --db " + db + " --replay " + rec.path + " --resume", "--resume: expected an existing database");
   expect_rejected("sweep --db " + rec.path + " --replay " + rec.path, "--db: expected a different file");
 }
@@ -60,7 +67,7 @@ TEST_F(CliArgs, ReportAndExportRejectBadArguments) {
 }
 
 TEST_F(CliArgs, EverySubcommandHasHelp) {
-  for (const char* sub : {"devices", "space", "sweep", "report", "export", "gui"}) {
+  for (const char* sub : {"devices", "space", "sweep", "report", "export", "gap", "gui"}) {
     std::string out;
     EXPECT_EQ(run_command(gdnlab() + " " + sub + " --help", out), 0) << sub << "\n" << out;
     EXPECT_NE(out.find("Usage"), std::string::npos) << sub << "\n" << out;

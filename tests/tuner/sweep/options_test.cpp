@@ -92,6 +92,41 @@ TEST(SweepOptions, CanonicalArgsIgnoreResumeAndGpus) {
   EXPECT_NE(canonical_args(a), canonical_args(b));
 }
 
+TEST(SweepOptions, ProtocolOptionsAreValidatedByTheirOptionName) {
+  auto o = good();
+  o.precise.warmup_calls = -1;
+  expect_error(o, "--warmup", "got -1");
+  o = good();
+  o.precise.min_samples = 0;
+  expect_error(o, "--min-samples", "got 0");
+  o = good();
+  o.precise.min_samples = 40;
+  o.precise.max_samples = 30;
+  expect_error(o, "--max-samples", ">= --min-samples (40), got 30");
+  o = good();
+  o.precise.target_rel_spread = 0;
+  expect_error(o, "--target-spread", "got 0");
+  o = good();
+  o.precise.time_cap_ms = -5;
+  expect_error(o, "--time-cap-ms", "got -5");
+}
+
+TEST(SweepOptions, CanonicalArgsNameOnlyProtocolOptionsThatDiffer) {
+  const auto base = canonical_args(good());
+  EXPECT_EQ(base.find("--warmup"), std::string::npos) << base;
+  EXPECT_EQ(base.find("--min-samples"), std::string::npos) << base;
+  auto o = good();
+  o.precise.warmup_calls = gdn::profiler::Protocol::precise().warmup_calls;  // the default, said aloud
+  EXPECT_EQ(canonical_args(o), base);
+  o.precise.warmup_calls = 3;
+  o.precise.min_samples = 10;
+  o.precise.max_samples = 200;
+  o.precise.target_rel_spread = 0.01;
+  o.precise.time_cap_ms = 1500;
+  EXPECT_EQ(canonical_args(o),
+            base + " --warmup 3 --min-samples 10 --max-samples 200 --target-spread 0.01 --time-cap-ms 1500");
+}
+
 TEST(SweepOptions, GlobFilters) {
   EXPECT_TRUE(glob_match("*fused*v64*", "gdn_fwd_sm90_fused_v64_s2_cp0"));
   EXPECT_FALSE(glob_match("*fused*v64*", "gdn_fwd_sm90_staged_v64_cp0"));

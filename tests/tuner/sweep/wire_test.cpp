@@ -64,7 +64,13 @@ TEST(TrialIo, RequestRoundTrip) {
   r.rung = 2;
   r.metrics = gdn::profiler::MetricSet::Full;
   r.pm_sampling = true;
+  r.precise.warmup_calls = 4;
+  r.precise.min_samples = 12;
+  r.precise.max_samples = 34;
+  r.precise.target_rel_spread = 0.0125;
+  r.precise.time_cap_ms = 1234.5;
   const auto b = decode_request(wire::decode(wire::encode(encode_request(r))));
+  EXPECT_EQ(b.precise, r.precise);
   EXPECT_EQ(b.kind, RequestKind::Gate);
   EXPECT_EQ(b.id, 77u);
   EXPECT_EQ(b.variant, r.variant);

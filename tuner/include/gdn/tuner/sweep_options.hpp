@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gdn/profiler/metrics.hpp"
+#include "gdn/profiler/protocol.hpp"
 #include "gdn/tuner/strategy.hpp"
 
 namespace gdn::tuner {
@@ -27,6 +28,11 @@ struct SweepOptions {
   double timeout_s = 120;             // per measurement
   double gate_timeout_s = 600;        // per correctness gate (float64 CPU reference inside)
   bool progress = true;               // live progress line on stderr
+  // The protocol of every precise measurement: all of exhaustive and random, and the final
+  // rung of halving (its cheap rungs only rank, with their own quick protocol, see
+  // fidelity.hpp). --warmup, --min-samples, --max-samples, --target-spread and --time-cap-ms
+  // set it; stored with the sweep and part of what --resume matches.
+  profiler::Protocol precise = profiler::Protocol::precise();
 };
 
 // Throws std::invalid_argument naming the option, what was expected and what was given.
@@ -38,7 +44,8 @@ std::vector<int> parse_gpu_list(const std::string& text);
 
 // The command line that reproduces the sweep, in a canonical order: stored as the sweep's
 // args and compared on --resume (everything but --resume, --gpus and --progress, which do not
-// change what is measured).
+// change what is measured). Protocol options appear only when they differ from
+// Protocol::precise(), so sweeps recorded before they existed still resume.
 std::string canonical_args(const SweepOptions& o);
 
 // Glob match with '*' (any run) and '?' (one character).

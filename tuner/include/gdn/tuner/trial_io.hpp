@@ -9,6 +9,7 @@
 
 #include "gdn/db/records.hpp"
 #include "gdn/profiler/metrics.hpp"
+#include "gdn/profiler/protocol.hpp"
 #include "gdn/tuner/wire.hpp"
 
 namespace gdn::tuner {
@@ -25,6 +26,10 @@ struct TrialRequest {
   int rung = -1;                     // kPreciseRung or a successive-halving rung
   profiler::MetricSet metrics = profiler::MetricSet::Basic;
   bool pm_sampling = false;
+  // The sweep's precise protocol (used when rung is kPreciseRung). It travels with every
+  // request so a worker, live or replay, keeps no sweep state. On the wire: warm-up, sample
+  // bounds, target spread and time cap; the other fields are Protocol::precise()'s.
+  profiler::Protocol precise = profiler::Protocol::precise();
 };
 
 // A worker's answer. `result` has no ids (the coordinator fills them).

@@ -29,13 +29,16 @@ class FakeVariant final : public Variant {
   gdn_status run_bwd(const gdn_problem&, const gdn_bwd_args&, gdn_stream_t) const override {
     return GDN_ERROR_INTERNAL;
   }
-  Resources resources() const override { return {}; }
+  Resources resources() const override { return resources_; }
+  // What a test says the kernel's resources are (default: unknown, as without a device).
+  void set_resources(const Resources& r) { resources_ = r; }
 
  private:
   Pass pass_;
   KernelConfig config_;
   std::string name_;
   bool implementable_;
+  Resources resources_{};
 };
 
 }  // namespace gdn::testing

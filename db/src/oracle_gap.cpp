@@ -1,0 +1,107 @@
+// The oracle gap of the table exported from one sweep, measured on another (see oracle_gap.hpp).
+#include "gdn/db/oracle_gap.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+
+#include "gdn/db/export.hpp"
+#include "gdn/db/selection.hpp"
+
+namespace gdn::db {
+
+namespace dsp = gdn::dispatch;
+
+std::string_view to_string(TableAnswer a) {
+  switch (a) {
+    case TableAnswer::ExactBucket: return "exact";
+    case TableAnswer::NearestBucket: return "nearest";
+    case TableAnswer::DefaultRule: return "default";
+  }
+  return "?";
+}
+
+namespace {
+
+[[noreturn]] void invalid(const std::string& what) { throw DbError(DbError::Kind::Invalid, "gap: " + what); }
+
+// How the table answers one problem, and the pick's result among `results` (problem, variant).
+void answer(GapRow& row, std::span<const dsp::Entry> table,
+            const std::map<std::pair<std::int64_t, std::string>, const ResultRow*>& results) {
+  const dsp::Match match = dsp::lookup(table, bucket_of(row.problem, gdn::Pass::Forward));
+  if (!match.found()) {
+    row.answer = TableAnswer::DefaultRule;
+    row.note = "no table entry within bucket distance " + std::to_string(dsp::kDefaultMaxDistance) +
+               ": libgdn's default rule decides";
+    return;
+  }
+  row.answer = match.exact() ? TableAnswer::ExactBucket : TableAnswer::NearestBucket;
+  row.entry_key = match.entry->key;
+  row.distance = match.distance;
+  row.picked = std::string(match.entry->variant);
+  const auto it = results.find({row.problem.id, row.picked});
+  if (it == results.end()) {
+    row.note = "the pick has no result for this problem in the measured sweep";
+    return;
+  }
+  const ResultRecord& r = it->second->result;
+  row.picked_outcome = r.outcome;
+  if (r.outcome != Outcome::Passed || !r.latency_p50_ms) {
+    row.note = "the pick has no Passed result for this problem in the measured sweep (" +
+               std::string(to_string(r.outcome)) + ")";
+    return;
+  }
+  row.picked_p50_ms = *r.latency_p50_ms;
+  row.ratio = *r.latency_p50_ms / row.fastest_p50_ms;
+}
+
+}  // namespace
+
+OracleGap oracle_gap(const Database& db, std::int64_t table_sweep, std::int64_t measured_sweep) {
+  OracleGap gap;
+  const Selection selection = select_winners(db, table_sweep);  // throws for an unknown id
+  gap.table_sweep = selection.sweep;
+  gap.measured_sweep = sweep_summary(db, measured_sweep);
+  // The exported table, forward entries only: the gap compares forward problems.
+  std::vector<dsp::Entry> table = dispatch_entries(selection);
+  std::erase_if(table, [](const dsp::Entry& e) { return e.key.pass != dsp::Pass::Forward; });
+  if (table.empty())
+    invalid("table sweep " + std::to_string(table_sweep) +
+            " has no bucket where one forward variant passed every problem: it exports no table");
+  gap.table_entries = table.size();
+
+  ResultQuery q;
+  q.sweep_id = measured_sweep;
+  q.conditions.push_back({Field::Pass, CompareOp::Eq, std::string("fwd")});
+  const std::vector<ResultRow> rows = query_results(db, q);
+  std::map<std::pair<std::int64_t, std::string>, const ResultRow*> by_pair;
+  for (const ResultRow& r : rows) by_pair[{r.problem.id, r.variant.name}] = &r;
+
+  double log_sum = 0;
+  for (const ProblemBest& pb : best_per_problem(db, measured_sweep)) {
+    if (pb.pass != gdn::Pass::Forward || !pb.best || !pb.best->result.latency_p50_ms) continue;
+    GapRow& row = gap.rows.emplace_back();
+    row.problem = pb.problem;
+    row.fastest = pb.best->variant.name;
+    row.fastest_p50_ms = *pb.best->result.latency_p50_ms;
+    answer(row, table, by_pair);
+    if (row.answer == TableAnswer::DefaultRule) {
+      ++gap.default_rule_rows;
+    } else if (!row.ratio) {
+      ++gap.unmeasured_picks;
+    } else {
+      ++gap.measured_rows;
+      log_sum += std::log(*row.ratio);
+      const std::size_t i = gap.rows.size() - 1;
+      if (!gap.worst_row || *row.ratio > *gap.rows[*gap.worst_row].ratio) gap.worst_row = i;
+    }
+  }
+  if (gap.rows.empty())
+    invalid("measured sweep " + std::to_string(measured_sweep) +
+            " has no forward problem with a Passed result: nothing to compare the table with");
+  if (gap.measured_rows > 0) gap.geomean_ratio = std::exp(log_sum / static_cast<double>(gap.measured_rows));
+  return gap;
+}
+
+}  // namespace gdn::db
