@@ -200,9 +200,9 @@ smoke_sweep() {
 # The anchor sweep behind the committed dispatch table: every fused forward variant on every
 # forward anchor row, exhaustive, with a lighter protocol than the precise default (5472
 # trials must fit in a few minutes): 3 warm-up calls, 10..40 samples to a 2% spread.
-anchor_sweep() {  # database
+anchor_sweep() {  # database, metrics (basic for tuning: SM utilisation; none for validation)
   "$gdnlab" sweep --space default --shapes fwd_anchors --variants 'gdn_fwd_sm90_fused*' \
-    --strategy exhaustive --metrics basic --no-progress --db "$1" \
+    --strategy exhaustive --metrics "$2" --no-progress --db "$1" \
     --warmup 3 --min-samples 10 --max-samples 40 --target-spread 0.02 --time-cap-ms 1000
 }
 
@@ -210,7 +210,7 @@ tune() {
   gdnlab=$(find_gdnlab)
   [[ -n $gdnlab ]] || { echo "no gdnlab executable in $build_dir"; return 3; }
   rm -f "$outdir/tuning.sqlite"
-  anchor_sweep "$outdir/tuning.sqlite" || return 1
+  anchor_sweep "$outdir/tuning.sqlite" basic || return 1
   "$gdnlab" report --db "$outdir/tuning.sqlite" --format table
   rm -rf "$outdir/table"
   "$gdnlab" export --db "$outdir/tuning.sqlite" --out "$outdir/table" || return 1
@@ -223,7 +223,7 @@ validate() {
   local db=${tune_db:-$outdir/tuning.sqlite}
   [[ -f $db ]] || { echo "no tuning database '$db' (run the tune stage or pass --tune-db)"; return 2; }
   [[ $db -ef $outdir/tuning.sqlite ]] || cp "$db" "$outdir/tuning.sqlite"
-  anchor_sweep "$outdir/tuning.sqlite" || return 1
+  anchor_sweep "$outdir/tuning.sqlite" none || return 1
   # Sweep 1 made the table; the newest sweep measures it.
   local newest
   newest=$(sqlite3 "$outdir/tuning.sqlite" 'SELECT max(id) FROM sweeps' 2>/dev/null ||
