@@ -10,16 +10,22 @@ namespace gdn::fused {
 // V-block widths with a compiled chunk loop (fused_chunk_loop_v*.cu).
 inline constexpr int kCompiledBlockV[] = {32, 64};
 
-// The fused forward variants registered by default: both V-block widths, a 3-deep ring where
-// it fits in shared memory, and exact CP at several segment lengths.
+// The fused forward variants registered by default (GDN_VARIANTS=default): every variant the
+// committed H200 dispatch table (kernels/tables/) names, so the default build dispatches
+// through it, plus the non-CP twin of each (block_v, stages) pair and one 64-column loop.
+// tests/kernels/dispatch checks that the table's variants are all here.
 inline constexpr KernelConfig kDefaultFusedConfigs[] = {
     {.family = Family::Fused, .block_v = 32, .stages = 2},
-    {.family = Family::Fused, .block_v = 64, .stages = 2},
-    {.family = Family::Fused, .block_v = 32, .stages = 3},
-    {.family = Family::Fused, .block_v = 64, .stages = 2, .cp_segment_chunks = 8},
     {.family = Family::Fused, .block_v = 32, .stages = 2, .cp_segment_chunks = 16},
-    {.family = Family::Fused, .block_v = 64, .stages = 2, .cp_segment_chunks = 16},
     {.family = Family::Fused, .block_v = 32, .stages = 2, .cp_segment_chunks = 32},
+    {.family = Family::Fused, .block_v = 32, .stages = 2, .cp_segment_chunks = 64},
+    {.family = Family::Fused, .block_v = 32, .stages = 2, .cp_segment_chunks = 128},
+    {.family = Family::Fused, .block_v = 32, .stages = 2, .cp_segment_chunks = 256},
+    {.family = Family::Fused, .block_v = 32, .stages = 3},
+    {.family = Family::Fused, .block_v = 32, .stages = 3, .cp_segment_chunks = 16},
+    {.family = Family::Fused, .block_v = 32, .stages = 3, .cp_segment_chunks = 32},
+    {.family = Family::Fused, .block_v = 32, .stages = 3, .cp_segment_chunks = 64},
+    {.family = Family::Fused, .block_v = 64, .stages = 2},
 };
 
 consteval bool all_valid(std::span<const KernelConfig> configs) {

@@ -159,6 +159,11 @@ SETS = {
         "Backward anchors: FlashQLA's published H200 backward table (bench/anchors/"
         "flashqla_h200_bwd.csv). Multi-sequence splits are ours: seed string '42/<total>/<nseq>',"
         " see the generator.", bwd_anchors()),
+    "fwd_anchors_tuned61.csv": lambda: document(
+        "Forward anchors rows 0..60 (2/8, 4/16, 8/32 heads and 4 rows of 16/64): the rows that"
+        " session 2's H200 anchor sweep measured with every fused variant before the lent GPU time"
+        " ran out (bench/results/h200_2026-11-30_s2/); the oracle-gap validation sweep re-measured"
+        " exactly these.", fwd_anchors()[:61]),
     "product.csv": lambda: document(
         "Product: packed variable-length batches shaped like serving traffic"
         " (seeded log-normal lengths).", product()),
