@@ -22,7 +22,8 @@
 #                        with --fwd-resume/--bwd-resume FILE (an earlier peers_*.csv) to finish.
 #   --fwd-resume FILE, --bwd-resume FILE   continue an earlier CSV instead of starting afresh.
 #   --bench-args "..."   extra arguments for scripts/bench_peers.py (e.g. "--reps 50 --rows 2/8").
-#   --tune-db FILE       validate: the tuning.sqlite a tune stage wrote (default OUTDIR's).
+#   --tune-db FILE       the tuning.sqlite of an earlier call: tune continues its unfinished sweep
+#                        (--resume: same build, same arguments); validate sweeps it again.
 # Outputs in OUTDIR (few files: the device tool returns at most 8): summary.txt, resources.txt,
 # peers_fwd.csv, peers_bwd.csv, smoke_h200.sqlite, tuning.sqlite, table.tar.gz, gap.csv,
 # logs.tar.gz, triton_autotune.tar.gz (FLA's
@@ -200,17 +201,24 @@ smoke_sweep() {
 # The anchor sweep behind the committed dispatch table: every fused forward variant on every
 # forward anchor row, exhaustive, with a lighter protocol than the precise default (5472
 # trials must fit in a few minutes): 3 warm-up calls, 10..40 samples to a 2% spread.
-anchor_sweep() {  # database, metrics (basic for tuning: SM utilisation; none for validation)
+anchor_sweep() {  # database, metrics (basic: SM utilisation; none: timing only), [--resume]
   "$gdnlab" sweep --space default --shapes fwd_anchors --variants 'gdn_fwd_sm90_fused*' \
-    --strategy exhaustive --metrics "$2" --no-progress --db "$1" \
+    --strategy exhaustive --metrics "$2" --no-progress --db "$1" ${3:+"$3"} \
     --warmup 3 --min-samples 10 --max-samples 40 --target-spread 0.02 --time-cap-ms 1000
 }
 
 tune() {
   gdnlab=$(find_gdnlab)
   [[ -n $gdnlab ]] || { echo "no gdnlab executable in $build_dir"; return 3; }
-  rm -f "$outdir/tuning.sqlite"
-  anchor_sweep "$outdir/tuning.sqlite" basic || return 1
+  local resume=""
+  if [[ -n $tune_db ]]; then  # continue the unfinished tuning sweep of an earlier call
+    [[ -f $tune_db ]] || { echo "--tune-db '$tune_db' not found"; return 2; }
+    [[ $tune_db -ef $outdir/tuning.sqlite ]] || cp "$tune_db" "$outdir/tuning.sqlite"
+    resume=--resume
+  else
+    rm -f "$outdir/tuning.sqlite"
+  fi
+  anchor_sweep "$outdir/tuning.sqlite" basic $resume || return 1
   "$gdnlab" report --db "$outdir/tuning.sqlite" --format table
   rm -rf "$outdir/table"
   "$gdnlab" export --db "$outdir/tuning.sqlite" --out "$outdir/table" || return 1

@@ -12,10 +12,13 @@ inline constexpr int kCompiledBlockV[] = {32, 64};
 
 // The fused forward variants registered by default (GDN_VARIANTS=default): every variant the
 // committed H200 dispatch table (kernels/tables/) names, so the default build dispatches
-// through it, plus the non-CP twin of each (block_v, stages) pair and one 64-column loop.
+// through it, plus the non-CP twin of each (block_v, stages) pair, the 8-chunk segment and one
+// 64-column loop: with these the default rule picks, for the shapes the table does not cover,
+// what it picked in the GDN_VARIANTS=all build that ran the committed benchmark.
 // tests/kernels/dispatch checks that the table's variants are all here.
 inline constexpr KernelConfig kDefaultFusedConfigs[] = {
     {.family = Family::Fused, .block_v = 32, .stages = 2},
+    {.family = Family::Fused, .block_v = 32, .stages = 2, .cp_segment_chunks = 8},
     {.family = Family::Fused, .block_v = 32, .stages = 2, .cp_segment_chunks = 16},
     {.family = Family::Fused, .block_v = 32, .stages = 2, .cp_segment_chunks = 32},
     {.family = Family::Fused, .block_v = 32, .stages = 2, .cp_segment_chunks = 64},

@@ -2,6 +2,8 @@
 # decided (kernels/variant_selection.cmake). CASE is one of
 #   table            -DGDN_DISPATCH_TABLE=<exported header>: the header's kVariantNames are kept,
 #                    and the fused family is compiled exactly when one of them is fused
+#   committed_table  no option: the committed kernels/tables/ header is compiled in, unpruned;
+#                    given explicitly: the pruned build of its variants
 #   variants_list    -DGDN_VARIANTS=<one staged forward>: the fused family is not compiled
 #   variants_all     -DGDN_VARIANTS=all: the full fused space is registered
 #   malformed_table  a header without kVariantNames: configure fails naming GDN_DISPATCH_TABLE
@@ -54,6 +56,30 @@ if(CASE STREQUAL "table")
     endif()
   endforeach()
   require("${text}" "libgdn fused family: ${fused_expected}" "fused TUs follow the kept names")
+elseif(CASE STREQUAL "committed_table")
+  # No GDN_DISPATCH_TABLE: the committed table is used for dispatch and nothing is pruned.
+  configure_with(rc text)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "default configure failed:\n${text}")
+  endif()
+  require("${text}" "libgdn dispatch table: the committed default ${GDN_SOURCE_DIR}/kernels/tables/gdn_dispatch_table.hpp"
+          "the default build must compile the committed table in")
+  require("${text}" "libgdn variants (GDN_VARIANTS=default" "and keep the default variant list")
+  # With the committed header given explicitly: the pruned build of exactly its variants.
+  set(committed "${GDN_SOURCE_DIR}/kernels/tables/gdn_dispatch_table.hpp")
+  file(READ "${committed}" header)
+  string(FIND "${header}" "kVariantNames" at)
+  string(SUBSTRING "${header}" ${at} -1 names_text)
+  string(REGEX MATCHALL "\"gdn_[a-z0-9_]+\"" quoted "${names_text}")
+  string(REPLACE "\"" "" names "${quoted}")
+  string(JOIN ", " shown ${names})
+  file(REMOVE_RECURSE "${SCRATCH_DIR}/build")
+  configure_with(rc text "-DGDN_DISPATCH_TABLE=${committed}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "configure with the committed table failed:\n${text}")
+  endif()
+  require("${text}" "libgdn variants (dispatch table ${committed}): ${shown}; always kept"
+          "the pruned build keeps exactly the committed table's variants")
 elseif(CASE STREQUAL "variants_list")
   configure_with(rc text "-DGDN_VARIANTS=gdn_fwd_sm90_staged_v64_cp0")
   if(NOT rc EQUAL 0)
