@@ -15,6 +15,7 @@
 #include "gdn/profiler/protocol.hpp"
 #include "gdn/tuner/gate_problem.hpp"
 #include "gdn/tuner/progress.hpp"
+#include "gdn/tuner/stop_signals.hpp"
 #include "gdn/tuner/strategy.hpp"
 #include "gdn/tuner/worker_pool.hpp"
 #include "sweep_plan.hpp"
@@ -122,6 +123,7 @@ class Engine {
   }
 
   std::vector<TrialScore> measure(std::span<const Trial> trials) {
+    throw_if_stop_requested();
     settle_eliminated(trials);
     std::vector<TrialScore> scores(trials.size());
     std::vector<std::size_t> need;  // positions of trials a worker must measure
@@ -162,7 +164,7 @@ class Engine {
     }
     const auto t0 = Clock::now();
     double busy_ms = 0;
-    pool_.run(requests, [&](const TrialRequest& req, TrialOutput&& o, const RoundTrip& rt) {
+    auto record = [&](const TrialRequest& req, TrialOutput&& o, const RoundTrip& rt) {
       const auto i = position.at(req.id);
       const auto v = runnable_[trials[i].variant], p = trials[i].problem;
       busy_ms += o.worker_busy_ms;
@@ -184,10 +186,27 @@ class Engine {
       }
       pending_cheap_.erase({v, p});
       commit(v, p, o.result, o.samples_ms, o.pm_timeline);
+    };
+    pool_.run(requests, [&](const TrialRequest& req, TrialOutput&& o, const RoundTrip& rt) {
+      // A failure that arrives after a stop signal is the signal's doing (a worker in the same
+      // process group, a measurement cut short), not the variant's: it is not recorded.
+      if (StopSignals::requested() && o.result.outcome != db::Outcome::Passed)
+        throw_if_stop_requested();
+      record(req, std::move(o), rt);
+      throw_if_stop_requested();
     });
     measured_ += requests.size();
     outside_worker_ms_ += std::max(0.0, ms_since(t0) - busy_ms / static_cast<double>(o_.gpus.size()));
     return scores;
+  }
+
+  // After SIGINT/SIGTERM (StopSignals): stop here; run_sweep marks the sweep interrupted.
+  void throw_if_stop_requested() const {
+    const int sig = StopSignals::requested();
+    if (sig == 0) return;
+    throw std::runtime_error(std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+                             ": the sweep is marked interrupted and keeps every result committed so "
+                             "far; run the same command with --resume to continue it");
   }
 
   // Pairs whose cheap measurement was not followed by another one: the strategy dropped them.
@@ -254,9 +273,13 @@ class Engine {
       requests.push_back(std::move(req));
     }
     pool_.run(requests, [&](const TrialRequest& req, TrialOutput&& o, const RoundTrip& rt) {
+      // A gate cut short by a stop signal must not stand for the variant (it would fail every
+      // pair of it): stop before it is stored.
+      throw_if_stop_requested();
       round_trips_.push_back(std::max(0.0, rt.wall_ms - o.worker_busy_ms));
       gates_[key_of.at(req.id)] = std::move(o);
     });
+    throw_if_stop_requested();
   }
 
   db::ResultRecord gate_failure(const TrialOutput& gate) const {
@@ -365,6 +388,7 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
     if (plan.variants[v].runnable) engine.runnable_.push_back(v);
   progress.set_total(rejected_pairs + planned_trials(o.strategy, engine.runnable_.size(), plan.problems.size()));
 
+  const StopSignals stop_signals;  // Ctrl-C / `timeout`: stop at a result boundary
   try {
     engine.record_rejected();
     run_strategy(o.strategy, engine.runnable_.size(), plan.problems.size(),

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gdn/tuner/backend.hpp"
+#include "gdn/tuner/stop_signals.hpp"
 
 namespace gdn::tuner {
 
@@ -48,6 +49,7 @@ void send(const wire::Message& m) { std::cout << wire::encode(m) << '\n' << std:
 }  // namespace
 
 int run_worker(const WorkerOptions& opt) {
+  ignore_stop_signals();  // a Ctrl-C or `timeout` reaches the whole group: the coordinator decides
   std::unique_ptr<MeasureBackend> backend;
   try {
     backend = opt.replay_db.empty() ? make_gpu_backend(opt.gpu)

@@ -1,10 +1,13 @@
-// Crash isolation (a worker that dies or hangs on one variant) and kill -9 of the coordinator
-// followed by --resume: no committed result lost, none duplicated.
+// Crash isolation (a worker that dies or hangs on one variant), kill -9 of the coordinator
+// followed by --resume (no committed result lost, none duplicated), and SIGTERM to the whole
+// process group, as `timeout` sends it (a clean stop, marked interrupted, nothing Crashed).
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <thread>
@@ -132,4 +135,67 @@ TEST_F(CrashResume, KillDashNineDuringHalvingThenResume) {
   // plus the rejected variant once. 6 rows = the rejection, the Unsupported pair, the two
   // Incorrect pairs and two more: the kill lands after rung 0's first answers.
   kill_and_resume(rec, dir + "/out.db", "--strategy halving --seed 5", 6, (rec.variants.size() - 1) * 4 + 1);
+}
+
+// What `timeout` (and a terminal's Ctrl-C) does: the signal reaches the coordinator and its
+// workers together. The sweep must stop at a result boundary, exit 1 saying how to resume, be
+// marked interrupted, record no Crashed result for the trials the signal cut short, and
+// --resume must finish it with every pair exactly once.
+TEST_F(CrashResume, SigtermToTheProcessGroupStopsCleanlyThenResume) {
+  const std::string db = dir + "/out.db", log = dir + "/sweep.log";
+  const std::string cmd = "GDN_TEST_WORKER_DELAY_MS=120 exec " +
+                          replay_sweep_cmd(rec, db, "--seed 5") + " > " + log + " 2>&1";
+  const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);  // its own group, as `timeout` makes one
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, &attr, const_cast<char**>(argv), environ), 0);
+  posix_spawnattr_destroy(&attr);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (count_or_zero(db) < 5 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(::kill(-pid, SIGTERM), 0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  std::stringstream text;
+  text << std::ifstream(log).rdbuf();
+  ASSERT_TRUE(WIFEXITED(status)) << "died of the signal instead of stopping: " << text.str();
+  EXPECT_EQ(WEXITSTATUS(status), 1) << text.str();
+  EXPECT_NE(text.str().find("interrupted by SIGTERM"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("--resume"), std::string::npos) << text.str();
+
+  const std::size_t expected_total = (rec.variants.size() - 1) * 4 + 1;
+  const auto before = all_results(db);
+  ASSERT_GE(before.size(), 5u);
+  ASSERT_LT(before.size(), expected_total) << "the sweep finished before the signal";
+  // The recording has one Crashed pair of its own (a segfault, replayed as recorded): only
+  // that may appear, never a worker the signal killed.
+  const auto recorded_crash = [](const gdn::db::ResultRow& r) {
+    return r.result.message.find("signal 11") != std::string::npos;
+  };
+  for (const auto& r : before)
+    if (r.result.outcome == Outcome::Crashed) EXPECT_TRUE(recorded_crash(r)) << r.result.message;
+  {
+    gdn::db::OpenOptions oo;
+    oo.create_if_missing = false;
+    oo.read_only = true;
+    const auto database = gdn::db::Database::open(db, oo);
+    const auto sweeps = gdn::db::list_sweeps(database);
+    ASSERT_EQ(sweeps.size(), 1u);
+    EXPECT_EQ(sweeps.front().sweep.status, gdn::db::SweepStatus::Interrupted);
+  }
+
+  ASSERT_EQ(run_command(replay_sweep_cmd(rec, db, "--seed 5 --resume"), out), 0) << out;
+  const auto after = all_results(db);
+  ASSERT_EQ(after.size(), expected_total) << "every pair exactly once";
+  EXPECT_EQ(by_pair(after).size(), after.size()) << "no duplicate pair";
+  int crashed = 0;
+  for (const auto& r : after)
+    if (r.result.outcome == Outcome::Crashed) {
+      ++crashed;
+      EXPECT_TRUE(recorded_crash(r)) << r.result.message;
+    }
+  EXPECT_EQ(crashed, 1) << "the recording's one Crashed pair, nothing more";
 }
