@@ -15,6 +15,13 @@ cudaError_t launch_chunk_loop(const FusedParams& p, unsigned items, unsigned col
 template <int BV>
 const void* chunk_loop_symbol(bool bf16);
 
+// The producer/consumer chunk loop (Output mode only) over grid (items, Hv, V / BV), 256
+// threads: fused_chunk_loop_pc_v32.cu, fused_chunk_loop_pc_v64.cu.
+template <int BV>
+cudaError_t launch_chunk_loop_pc(const FusedParams& p, unsigned items, cudaStream_t stream);
+template <int BV>
+const void* chunk_loop_pc_symbol(bool bf16);
+
 // Exact context parallelism (fused_cp.cu).
 // Segment table: sequence n gets max(1, ceil(chunks_n / seg_chunks)) segments of at most
 // seg_chunks chunks; seg_first [N + 1] is their scan, segs [max_segs] the entries (unused

@@ -20,6 +20,7 @@ using staged::kV;
 
 inline constexpr int kThreads = 128;  // 4 warps, Cooperative: every warp does every product
 inline constexpr int kWarps = kThreads / 32;
+inline constexpr int kPcThreads = 256;  // ProducerConsumer: a chain and an output warpgroup
 
 // A run of consecutive chunks of one sequence processed by one CTA (per head, V-block).
 struct Segment {
@@ -112,6 +113,36 @@ struct FusedSmem {
   }
   __device__ __forceinline__ SmemTile16 vp(int stages) const {  // aliases S16 rows 64..127
     return {reinterpret_cast<uint16_t*>(chain(stages) + kVBytes), kLdV};
+  }
+};
+
+// Shared memory of the producer/consumer chunk loop (fused_chunk_loop_pc.cuh): the same ring
+// stages, then per chunk parity b = c % 2 the buffers the output warpgroup reads while the
+// chain warpgroup moves on (S16[b], Vd[b]), and the chain's own W' and V'. No aliasing: S16
+// and Vd are read by the other warpgroup at times the chain does not control.
+template <int BV>
+struct FusedPcSmem {
+  using Coop = FusedSmem<BV>;
+  static constexpr size_t kStageBytes = Coop::kStageBytes;
+  static constexpr size_t kStateBytes = Coop::kStateBytes;
+  static constexpr size_t kVBytes = Coop::kVBytes;
+  static constexpr int kStages = 2;  // parity-indexed buffers: the ring is 2 deep
+  static constexpr size_t kChainBytes = 2 * kStateBytes + 2 * kVBytes + 2 * kVBytes;
+  static size_t bytes() { return kStages * kStageBytes + kChainBytes; }
+
+  Coop ring;  // q, k, v, t, gam of the 2 stages (ring.q(s) ...); its chain accessors unused
+  __device__ __forceinline__ char* chain() const { return ring.base + kStages * kStageBytes; }
+  __device__ __forceinline__ SmemTile16 s16(int b) const {
+    return {reinterpret_cast<uint16_t*>(chain() + b * kStateBytes), Coop::kLdV};
+  }
+  __device__ __forceinline__ SmemTile16 vd(int b) const {
+    return {reinterpret_cast<uint16_t*>(chain() + 2 * kStateBytes + b * kVBytes), Coop::kLdV};
+  }
+  __device__ __forceinline__ SmemTile16 w() const {
+    return {reinterpret_cast<uint16_t*>(chain() + 2 * kStateBytes + 2 * kVBytes), Coop::kLdV};
+  }
+  __device__ __forceinline__ SmemTile16 vp() const {
+    return {reinterpret_cast<uint16_t*>(chain() + 2 * kStateBytes + 3 * kVBytes), Coop::kLdV};
   }
 };
 

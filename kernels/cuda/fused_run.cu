@@ -40,9 +40,19 @@ FusedWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, int cp) {
   return w;
 }
 
-cudaError_t launch_loop(const FusedParams& p, int block_v, int64_t items, int state_cols,
+// The producer/consumer loop runs the Output passes of a ProducerConsumer config; CP pass 1
+// (Transition: no output to split off) always runs the cooperative loop.
+cudaError_t launch_loop(const FusedParams& p, const KernelConfig& c, int64_t items, int state_cols,
                         cudaStream_t s) {
   const auto n = static_cast<unsigned>(items);
+  const int block_v = c.block_v;
+  if (c.roles == WarpRoles::ProducerConsumer && p.mode == Mode::Output) {
+    switch (block_v) {
+      case 32: return launch_chunk_loop_pc<32>(p, n, s);
+      case 64: return launch_chunk_loop_pc<64>(p, n, s);
+      default: return cudaErrorInvalidValue;
+    }
+  }
   switch (block_v) {
     case 32: return launch_chunk_loop<32>(p, n, static_cast<unsigned>(state_cols / 32), s);
     case 64: return launch_chunk_loop<64>(p, n, static_cast<unsigned>(state_cols / 64), s);
@@ -51,6 +61,14 @@ cudaError_t launch_loop(const FusedParams& p, int block_v, int64_t items, int st
 }
 
 }  // namespace
+
+size_t chunk_loop_pc_smem_bytes(int block_v) {
+  switch (block_v) {
+    case 32: return FusedPcSmem<32>::bytes();
+    case 64: return FusedPcSmem<64>::bytes();
+    default: return 0;
+  }
+}
 
 size_t chunk_loop_smem_bytes(int block_v, int stages) {
   switch (block_v) {
@@ -107,7 +125,7 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   fp.stages = c.stages;
   fp.mode = Mode::Output;
   if (c.cp_segment_chunks == 0) {
-    if (err == cudaSuccess) err = launch_loop(fp, c.block_v, d.num_seqs, kV, s);
+    if (err == cudaSuccess) err = launch_loop(fp, c, d.num_seqs, kV, s);
     return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
   }
   if (err == cudaSuccess)
@@ -117,10 +135,10 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   fp.transfer = w.transfer;
   fp.starts = w.starts;
   fp.mode = Mode::Transition;  // pass 1: [M | N] of every segment but the last
-  if (err == cudaSuccess) err = launch_loop(fp, c.block_v, w.max_segs, 2 * kV, s);
+  if (err == cudaSuccess) err = launch_loop(fp, c, w.max_segs, 2 * kV, s);
   if (err == cudaSuccess) err = launch_cp_fixup(d, a.h0, w.seg_first, w.transfer, w.starts, s);
   fp.mode = Mode::Output;
-  if (err == cudaSuccess) err = launch_loop(fp, c.block_v, w.max_segs, kV, s);
+  if (err == cudaSuccess) err = launch_loop(fp, c, w.max_segs, kV, s);
   return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
 }
 

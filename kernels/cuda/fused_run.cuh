@@ -14,6 +14,8 @@ size_t fwd_workspace_bytes(const gdn_problem& p, const KernelConfig& c);
 
 // Dynamic shared memory of the chunk loop for a V-block width and ring depth.
 size_t chunk_loop_smem_bytes(int block_v, int stages);
+// Dynamic shared memory of the producer/consumer chunk loop (2-deep ring).
+size_t chunk_loop_pc_smem_bytes(int block_v);
 
 // Arguments are already validated and c is implementable for p; the workspace holds at least
 // fwd_workspace_bytes(p, c) bytes.

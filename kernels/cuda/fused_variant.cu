@@ -32,8 +32,11 @@ class FusedVariant final : public Variant {
 
   std::string describe() const override {
     std::ostringstream s;
-    s << "fused forward: chunk table, prepare (gamma, T) per chunk, then one CTA of " << kThreads
-      << " threads (4 cooperative warps) per (" << (config_.cp_segment_chunks ? "segment" : "sequence")
+    const bool pc = config_.roles == WarpRoles::ProducerConsumer;
+    s << "fused forward: chunk table, prepare (gamma, T diag(beta)) per chunk, then one CTA of "
+      << (pc ? kPcThreads : kThreads)
+      << (pc ? " threads (a chain warpgroup and an output warpgroup)" : " threads (4 cooperative warps)")
+      << " per (" << (config_.cp_segment_chunks ? "segment" : "sequence")
       << ", v-head, " << config_.block_v << "-column V-block) looping over chunks, state in "
       << "registers, mma.sync bf16/fp16 -> fp32, cp.async ring of " << config_.stages << " stages";
     if (config_.cp_segment_chunks)
@@ -63,12 +66,18 @@ class FusedVariant final : public Variant {
 
   Resources resources() const override {
     std::call_once(resources_once_, [this] {
-      const void* kernel = config_.block_v == 32 ? chunk_loop_symbol<32>(true)
-                           : config_.block_v == 64 ? chunk_loop_symbol<64>(true)
-                                                   : nullptr;
-      resources_ =
-          query_kernel_resources(kernel, chunk_loop_smem_bytes(config_.block_v, config_.stages),
-                                 kThreads);
+      // The Output pass's kernel: the one that runs for every problem.
+      const bool pc = config_.roles == WarpRoles::ProducerConsumer;
+      const void* kernel = config_.block_v == 32
+                               ? (pc ? chunk_loop_pc_symbol<32>(true) : chunk_loop_symbol<32>(true))
+                           : config_.block_v == 64
+                               ? (pc ? chunk_loop_pc_symbol<64>(true) : chunk_loop_symbol<64>(true))
+                               : nullptr;
+      resources_ = query_kernel_resources(
+          kernel,
+          pc ? chunk_loop_pc_smem_bytes(config_.block_v)
+             : chunk_loop_smem_bytes(config_.block_v, config_.stages),
+          pc ? kPcThreads : kThreads);
     });
     return resources_;
   }
@@ -91,14 +100,21 @@ Implementable fused_config_built(const KernelConfig& c) {
     s << "block_v: the fused chunk loop is compiled for 32 and 64 columns, not " << c.block_v;
     return {false, s.str()};
   }
-  if (c.roles != WarpRoles::Cooperative)
-    return {false, "roles: only the cooperative warp layout of the fused family is built"};
   if (c.chains_per_cta != 1)
     return {false, "chains_per_cta: the fused chunk loop runs one chain per CTA"};
-  if (chunk_loop_smem_bytes(c.block_v, c.stages) > kMaxSmemPerBlock) {
+  if (c.roles == WarpRoles::ProducerConsumer) {
+    if (c.stages != 2)
+      return {false, "stages: the producer/consumer chunk loop has a 2-deep ring (its buffers "
+                     "alternate by chunk parity)"};
+    if (c.consumer_regs != 0)
+      return {false, "consumer_regs: the producer/consumer chunk loop does not use setmaxnreg"};
+  }
+  const size_t smem = c.roles == WarpRoles::ProducerConsumer
+                          ? chunk_loop_pc_smem_bytes(c.block_v)
+                          : chunk_loop_smem_bytes(c.block_v, c.stages);
+  if (smem > kMaxSmemPerBlock) {
     s << "stages: " << c.stages << " ring stages of a " << c.block_v << "-column V-block need "
-      << chunk_loop_smem_bytes(c.block_v, c.stages) << " B of shared memory, more than the "
-      << kMaxSmemPerBlock << " B a CTA can have";
+      << smem << " B of shared memory, more than the " << kMaxSmemPerBlock << " B a CTA can have";
     return {false, s.str()};
   }
   return {true, ""};
