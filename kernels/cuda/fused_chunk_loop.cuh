@@ -15,27 +15,19 @@
 // tensor cores idle most of the time; a second resident CTA fills those gaps.
 #pragma once
 
-#include "fused_kernels.cuh"
+#include "fused_chunk_steps.cuh"
 #include "gdn/variant_config.hpp"
 
 namespace gdn::fused {
 
 template <int BV, class Elem>
 __global__ void __launch_bounds__(kThreads, 1) chunk_loop_kernel(FusedParams p) {
-  using Ops = ElemOps<Elem>;
   constexpr int NT = BV / 8;  // 8-column n-tiles of the V-block
-  const Dims& d = p.d;
-  const int h = blockIdx.y, kh = h / d.group;
+  const int h = blockIdx.y;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int64_t item = blockIdx.x;
 
-  Segment seg;
-  if (p.segs) {
-    seg = p.segs[item];
-  } else {
-    seg = {p.chunk_first[item], p.chunk_first[item + 1], static_cast<int32_t>(item),
-           Segment::kUsed | Segment::kFirst | Segment::kLast};
-  }
+  const Segment seg = segment_of(p, item);
   const bool transition = p.mode == Mode::Transition;
   if (!(seg.flags & Segment::kUsed) || (transition && (seg.flags & Segment::kLast))) return;
   const int col0 = blockIdx.z * BV;  // column in the (augmented, in pass 1) state
@@ -49,67 +41,17 @@ __global__ void __launch_bounds__(kThreads, 1) chunk_loop_kernel(FusedParams p) 
 
   // ---- start state -------------------------------------------------------------------
   float S[2][NT][4];
-#pragma unroll
-  for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-    for (int nj = 0; nj < NT; ++nj)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = 32 * warp + 16 * mi + g + (e >= 2 ? 8 : 0);
-        const int col = v0 + 8 * nj + 2 * t + (e & 1);
-        float x = 0.f;
-        if (transition)
-          x = m_part && row == col ? 1.f : 0.f;
-        else if (seg.flags & Segment::kFirst)
-          x = p.h0 ? p.h0[staged::state_index(d, seg.seq, h, row, col)] : 0.f;
-        else
-          x = p.starts[((item * d.Hv + h) * kK + row) * kV + col];
-        S[mi][nj][e] = x;
-      }
-
-  // ---- asynchronous loads of one chunk into ring stage s -------------------------------
-  auto issue_loads = [&](int64_t chunk, int s) {
-    const ChunkInfo ci = p.table[chunk];
-    const Elem* kbase = static_cast<const Elem*>(p.k);
-    const Elem* qbase = static_cast<const Elem*>(p.q);
-    for (int e = threadIdx.x; e < kC * (kK / 8); e += kThreads) {
-      const int r = e / (kK / 8), c = (e % (kK / 8)) * 8;
-      const bool valid = r < ci.len;
-      const int64_t off = ((ci.tok_begin + (valid ? r : 0)) * d.Hk + kh) * kK + c;
-      cp_async_16(sm.k(s).at(r, c), kbase + off, valid ? 16 : 0);
-      if (out) cp_async_16(sm.q(s).at(r, c), qbase + off, valid ? 16 : 0);
-    }
-    if (use_v) {
-      const Elem* vbase = static_cast<const Elem*>(p.v);
-      for (int e = threadIdx.x; e < kC * (BV / 8); e += kThreads) {
-        const int r = e / (BV / 8), c = (e % (BV / 8)) * 8;
-        const bool valid = r < ci.len;
-        const int64_t off = ((ci.tok_begin + (valid ? r : 0)) * d.Hv + h) * kV + v0 + c;
-        cp_async_16(sm.v(s).at(r, c), vbase + off, valid ? 16 : 0);
-      }
-    }
-    const uint16_t* tsrc = p.tbeta16 + (chunk * d.Hv + h) * int64_t(kC * kC);
-    for (int e = threadIdx.x; e < kC * (kC / 8); e += kThreads) {
-      const int r = e / (kC / 8), c = (e % (kC / 8)) * 8;
-      cp_async_16(sm.t(s).at(r, c), tsrc + r * kC + c, 16);
-    }
-  };
-  // gamma (padded rows repeat the last valid one), thread r < 64.
-  auto fetch_gamma = [&](int64_t chunk) {
-    const ChunkInfo ci = p.table[chunk];
-    const int r = threadIdx.x;
-    const int rr = r < ci.len ? r : ci.len - 1;
-    return p.gcum[(ci.tok_begin + rr) * d.Hv + h];
-  };
+  load_start_state<NT>(S, p, seg, item, h, v0, transition, m_part, warp, g, t);
 
   const int64_t c_begin = seg.chunk_begin, c_end = seg.chunk_end;
   for (int i = 0; i < stages - 1; ++i) {
-    if (c_begin + i < c_end) issue_loads(c_begin + i, i);
+    if (c_begin + i < c_end)
+      issue_chunk_loads<BV, Elem>(p, sm, c_begin + i, i, h, v0, out, use_v, threadIdx.x, kThreads);
     cp_async_commit();
   }
   float gam_next = 0.f;
   if (threadIdx.x < kC && c_begin < c_end) {
-    gam_next = fetch_gamma(c_begin);
+    gam_next = fetch_gamma(p, c_begin, h, threadIdx.x);
     sm.gam(0)[threadIdx.x] = gam_next;
   }
 
@@ -122,184 +64,51 @@ __global__ void __launch_bounds__(kThreads, 1) chunk_loop_kernel(FusedParams p) 
     const int s = it % stages;
     cp_async_wait(stages - 2);
     __syncthreads();  // chunk c landed; every reader of the stage refilled below is done
-    if (c + stages - 1 < c_end) issue_loads(c + stages - 1, (it + stages - 1) % stages);
+    if (c + stages - 1 < c_end)
+      issue_chunk_loads<BV, Elem>(p, sm, c + stages - 1, (it + stages - 1) % stages, h, v0, out,
+                                  use_v, threadIdx.x, kThreads);
     cp_async_commit();
-    if (threadIdx.x < kC && c + 1 < c_end) gam_next = fetch_gamma(c + 1);
+    if (threadIdx.x < kC && c + 1 < c_end) gam_next = fetch_gamma(p, c + 1, h, threadIdx.x);
     const SmemTile16 sK = sm.k(s), sQ = sm.q(s), sVin = sm.v(s), sT = sm.t(s);
     const float* gam = sm.gam(s);
 
     // 1. 16-bit copy of the state.
-#pragma unroll
-    for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-      for (int nj = 0; nj < NT; ++nj) {
-        const int row = 32 * warp + 16 * mi + g, col = 8 * nj + 2 * t;
-        sS.pair(row, col) = Ops::pack(S[mi][nj][0], S[mi][nj][1]);
-        sS.pair(row + 8, col) = Ops::pack(S[mi][nj][2], S[mi][nj][3]);
-      }
+    store_state16<NT, Elem>(sS, S, warp, g, t);
     __syncthreads();
 
     // 2. U = K S, OI = Q S, P = Q K^T for this warp's 16 chunk rows.
     float U[NT][4] = {}, OI[NT][4] = {}, P[kC / 8][4] = {};
-#pragma unroll
-    for (int kk = 0; kk < kK / 16; ++kk) {
-      uint32_t aK[4], aQ[4], b[4];
-      load_a(aK, sK, r0, 16 * kk);
-      if (out) load_a(aQ, sQ, r0, 16 * kk);
-#pragma unroll
-      for (int np = 0; np < NT / 2; ++np) {
-        load_b_kn(b, sS, 16 * kk, 16 * np);
-        Ops::mma(U[2 * np], aK, b[0], b[1]);
-        Ops::mma(U[2 * np + 1], aK, b[2], b[3]);
-        if (out) {
-          Ops::mma(OI[2 * np], aQ, b[0], b[1]);
-          Ops::mma(OI[2 * np + 1], aQ, b[2], b[3]);
-        }
-      }
-      if (out) {
-#pragma unroll
-        for (int np = 0; np < kC / 16; ++np) {
-          load_b_nk(b, sK, 16 * kk, 16 * np);
-          Ops::mma(P[2 * np], aQ, b[0], b[1]);
-          Ops::mma(P[2 * np + 1], aQ, b[2], b[3]);
-        }
-      }
-    }
+    chunk_products<NT, Elem, true>(U, OI, P, sK, sQ, sS, r0, out);
 
     // 3. W' = V - diag(e) U; gate and mask P; scale OI by e.
     const float ga = gam[ra], gb = gam[rb];
     const float ea = expf(ga), eb = expf(gb);
-#pragma unroll
-    for (int nj = 0; nj < NT; ++nj) {
-      const int col = 8 * nj + 2 * t;
-      const float2 va = use_v ? Ops::unpack(sVin.pair(ra, col)) : make_float2(0.f, 0.f);
-      const float2 vb = use_v ? Ops::unpack(sVin.pair(rb, col)) : make_float2(0.f, 0.f);
-      sW.pair(ra, col) = Ops::pack(va.x - ea * U[nj][0], va.y - ea * U[nj][1]);
-      sW.pair(rb, col) = Ops::pack(vb.x - eb * U[nj][2], vb.y - eb * U[nj][3]);
-    }
+    store_w_prime<NT, Elem>(sW, sVin, U, ea, eb, ra, rb, t, use_v);
     uint32_t pa[kC / 16][4];
-    if (out) {
-#pragma unroll
-      for (int nj = 0; nj < kC / 8; ++nj) {
-        const int s0 = 8 * nj + 2 * t;
-        const float gs0 = gam[s0], gs1 = gam[s0 + 1];
-        // exp only on or below the diagonal, where it is <= 1 (never overflows)
-        P[nj][0] = ra >= s0 ? P[nj][0] * expf(ga - gs0) : 0.f;
-        P[nj][1] = ra >= s0 + 1 ? P[nj][1] * expf(ga - gs1) : 0.f;
-        P[nj][2] = rb >= s0 ? P[nj][2] * expf(gb - gs0) : 0.f;
-        P[nj][3] = rb >= s0 + 1 ? P[nj][3] * expf(gb - gs1) : 0.f;
-      }
-#pragma unroll
-      for (int kk = 0; kk < kC / 16; ++kk) {
-        pa[kk][0] = Ops::pack(P[2 * kk][0], P[2 * kk][1]);
-        pa[kk][1] = Ops::pack(P[2 * kk][2], P[2 * kk][3]);
-        pa[kk][2] = Ops::pack(P[2 * kk + 1][0], P[2 * kk + 1][1]);
-        pa[kk][3] = Ops::pack(P[2 * kk + 1][2], P[2 * kk + 1][3]);
-      }
-#pragma unroll
-      for (int nj = 0; nj < NT; ++nj) {
-        OI[nj][0] *= ea;
-        OI[nj][1] *= ea;
-        OI[nj][2] *= eb;
-        OI[nj][3] *= eb;
-      }
-    }
+    if (out) gate_scores<NT, Elem>(P, pa, OI, gam, ga, gb, ea, eb, ra, rb, t);
     __syncthreads();  // all of W' is in shared memory
 
     // 4. Vd = (T diag(beta)) W'   (A: this warp's 16 rows of T diag(beta), 16-bit from prepare)
     float VD[NT][4] = {};
-#pragma unroll
-    for (int kk = 0; kk < kC / 16; ++kk) {
-      uint32_t a[4];
-      load_a(a, sT, r0, 16 * kk);
-#pragma unroll
-      for (int np = 0; np < NT / 2; ++np) {
-        uint32_t b[4];
-        load_b_kn(b, sW, 16 * kk, 16 * np);
-        Ops::mma(VD[2 * np], a, b[0], b[1]);
-        Ops::mma(VD[2 * np + 1], a, b[2], b[3]);
-      }
-    }
+    vd_product<NT, Elem>(VD, sT, sW, r0);
     const float glast = gam[kC - 1];
     const float fa = expf(glast - ga), fb = expf(glast - gb);
-#pragma unroll
-    for (int nj = 0; nj < NT; ++nj) {
-      const int col = 8 * nj + 2 * t;
-      if (out) {
-        sVd.pair(ra, col) = Ops::pack(VD[nj][0], VD[nj][1]);
-        sVd.pair(rb, col) = Ops::pack(VD[nj][2], VD[nj][3]);
-      }
-      sVp.pair(ra, col) = Ops::pack(fa * VD[nj][0], fa * VD[nj][1]);
-      sVp.pair(rb, col) = Ops::pack(fb * VD[nj][2], fb * VD[nj][3]);
-    }
+    store_vd<NT, Elem>(out ? &sVd : nullptr, sVp, VD, fa, fb, ra, rb, t);
     __syncthreads();  // Vd and V' complete (in S16's bytes: S16 was last read in step 2)
 
     // 5. S = e_last S + K^T V'  (this warp's 32 state rows); O = scale (OI + P Vd).
-    const float elast = expf(glast);
-#pragma unroll
-    for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-      for (int nj = 0; nj < NT; ++nj)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) S[mi][nj][e] *= elast;
-#pragma unroll
-    for (int kk = 0; kk < kC / 16; ++kk) {
-      uint32_t aKt[2][4];
-      load_a_trans(aKt[0], sK, 32 * warp, 16 * kk);
-      load_a_trans(aKt[1], sK, 32 * warp + 16, 16 * kk);
-#pragma unroll
-      for (int np = 0; np < NT / 2; ++np) {
-        uint32_t b[4];
-        load_b_kn(b, sVp, 16 * kk, 16 * np);
-#pragma unroll
-        for (int mi = 0; mi < 2; ++mi) {
-          Ops::mma(S[mi][2 * np], aKt[mi], b[0], b[1]);
-          Ops::mma(S[mi][2 * np + 1], aKt[mi], b[2], b[3]);
-        }
-      }
-    }
+    update_state<NT, Elem>(S, sK, sVp, expf(glast), warp);
     if (out) {
-#pragma unroll
-      for (int kk = 0; kk < kC / 16; ++kk)
-#pragma unroll
-        for (int np = 0; np < NT / 2; ++np) {
-          uint32_t b[4];
-          load_b_kn(b, sVd, 16 * kk, 16 * np);
-          Ops::mma(OI[2 * np], pa[kk], b[0], b[1]);
-          Ops::mma(OI[2 * np + 1], pa[kk], b[2], b[3]);
-        }
-      const ChunkInfo ci = p.table[c];
-      uint32_t* o = static_cast<uint32_t*>(p.o);
-#pragma unroll
-      for (int nj = 0; nj < NT; ++nj) {
-        const int col = v0 + 8 * nj + 2 * t;
-        if (ra < ci.len)
-          o[(((ci.tok_begin + ra) * d.Hv + h) * kV + col) / 2] =
-              Ops::pack(d.scale * OI[nj][0], d.scale * OI[nj][1]);
-        if (rb < ci.len)
-          o[(((ci.tok_begin + rb) * d.Hv + h) * kV + col) / 2] =
-              Ops::pack(d.scale * OI[nj][2], d.scale * OI[nj][3]);
-      }
+      accumulate_pvd<NT, Elem>(OI, pa, sVd);
+      store_output<NT, Elem>(p, OI, c, h, v0, ra, rb, t);
     }
     if (threadIdx.x < kC && c + 1 < c_end) sm.gam((it + 1) % stages)[threadIdx.x] = gam_next;
   }
 
   // ---- end state ------------------------------------------------------------------------
   const bool write_ht = !transition && (seg.flags & Segment::kLast) && p.ht;
-  if (!transition && !write_ht) return;
-#pragma unroll
-  for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-    for (int nj = 0; nj < NT; ++nj)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = 32 * warp + 16 * mi + g + (e >= 2 ? 8 : 0);
-        const int col = 8 * nj + 2 * t + (e & 1);
-        if (transition)
-          p.transfer[((item * d.Hv + h) * kK + row) * (2 * kV) + col0 + col] = S[mi][nj][e];
-        else
-          p.ht[staged::state_index(d, seg.seq, h, row, v0 + col)] = S[mi][nj][e];
-      }
+  if (transition || write_ht)
+    store_end_state<NT>(S, p, seg, item, h, v0, col0, transition, warp, g, t);
 }
 
 template <int BV, class Elem>

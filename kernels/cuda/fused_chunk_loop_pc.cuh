@@ -21,7 +21,7 @@
 // consumed yet, so every barrier phase is matched when the CTA exits.
 #pragma once
 
-#include "fused_kernels.cuh"
+#include "fused_chunk_steps.cuh"
 #include "fused_named_barrier.cuh"
 #include "gdn/variant_config.hpp"
 
@@ -39,22 +39,14 @@ inline constexpr int kDone = 8;       // + parity
 
 template <int BV, class Elem>
 __global__ void __launch_bounds__(kPcThreads, 1) chunk_loop_pc_kernel(FusedParams p) {
-  using Ops = ElemOps<Elem>;
   constexpr int NT = BV / 8;  // 8-column n-tiles of the V-block
-  const Dims& d = p.d;
-  const int h = blockIdx.y, kh = h / d.group;
+  const int h = blockIdx.y;
   const bool chain = threadIdx.x < pc::kGroup;
   const int tid = threadIdx.x % pc::kGroup;  // thread within its warpgroup
   const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int64_t item = blockIdx.x;
 
-  Segment seg;
-  if (p.segs) {
-    seg = p.segs[item];
-  } else {
-    seg = {p.chunk_first[item], p.chunk_first[item + 1], static_cast<int32_t>(item),
-           Segment::kUsed | Segment::kFirst | Segment::kLast};
-  }
+  const Segment seg = segment_of(p, item);
   if (!(seg.flags & Segment::kUsed)) return;  // both warpgroups: no barrier is touched
   const int v0 = blockIdx.z * BV;
   extern __shared__ __align__(128) char smem_raw[];
@@ -69,137 +61,31 @@ __global__ void __launch_bounds__(kPcThreads, 1) chunk_loop_pc_kernel(FusedParam
       named_sync(pc::kReady + b, pc::kBoth);
       const SmemTile16 sQ = sm.ring.q(b), sK = sm.ring.k(b), sS = sm.s16(b);
       const float* gam = sm.ring.gam(b);
-      // OI = Q S16, P = Q K^T for this warp's 16 chunk rows (depth 128).
-      float OI[NT][4] = {}, P[kC / 8][4] = {};
-#pragma unroll
-      for (int kk = 0; kk < kK / 16; ++kk) {
-        uint32_t aQ[4], bf[4];
-        load_a(aQ, sQ, r0, 16 * kk);
-#pragma unroll
-        for (int np = 0; np < NT / 2; ++np) {
-          load_b_kn(bf, sS, 16 * kk, 16 * np);
-          Ops::mma(OI[2 * np], aQ, bf[0], bf[1]);
-          Ops::mma(OI[2 * np + 1], aQ, bf[2], bf[3]);
-        }
-#pragma unroll
-        for (int np = 0; np < kC / 16; ++np) {
-          load_b_nk(bf, sK, 16 * kk, 16 * np);
-          Ops::mma(P[2 * np], aQ, bf[0], bf[1]);
-          Ops::mma(P[2 * np + 1], aQ, bf[2], bf[3]);
-        }
-      }
-      // Gate and mask P (exp only on or below the diagonal, where it is <= 1); OI *= e.
+      float U[NT][4], OI[NT][4] = {}, P[kC / 8][4] = {};  // U: not computed here
+      chunk_products<NT, Elem, false>(U, OI, P, sK, sQ, sS, r0, true);
       const float ga = gam[ra], gb = gam[rb];
-      const float ea = expf(ga), eb = expf(gb);
-#pragma unroll
-      for (int nj = 0; nj < kC / 8; ++nj) {
-        const int s0 = 8 * nj + 2 * t;
-        const float gs0 = gam[s0], gs1 = gam[s0 + 1];
-        P[nj][0] = ra >= s0 ? P[nj][0] * expf(ga - gs0) : 0.f;
-        P[nj][1] = ra >= s0 + 1 ? P[nj][1] * expf(ga - gs1) : 0.f;
-        P[nj][2] = rb >= s0 ? P[nj][2] * expf(gb - gs0) : 0.f;
-        P[nj][3] = rb >= s0 + 1 ? P[nj][3] * expf(gb - gs1) : 0.f;
-      }
       uint32_t pa[kC / 16][4];
-#pragma unroll
-      for (int kk = 0; kk < kC / 16; ++kk) {
-        pa[kk][0] = Ops::pack(P[2 * kk][0], P[2 * kk][1]);
-        pa[kk][1] = Ops::pack(P[2 * kk][2], P[2 * kk][3]);
-        pa[kk][2] = Ops::pack(P[2 * kk + 1][0], P[2 * kk + 1][1]);
-        pa[kk][3] = Ops::pack(P[2 * kk + 1][2], P[2 * kk + 1][3]);
-      }
-#pragma unroll
-      for (int nj = 0; nj < NT; ++nj) {
-        OI[nj][0] *= ea;
-        OI[nj][1] *= ea;
-        OI[nj][2] *= eb;
-        OI[nj][3] *= eb;
-      }
+      gate_scores<NT, Elem>(P, pa, OI, gam, ga, gb, expf(ga), expf(gb), ra, rb, t);
       named_arrive(pc::kQkFree + b, pc::kBoth);  // q, k, gamma, S16[b] no longer read
 
       named_sync(pc::kVdReady + b, pc::kBoth);
-      const SmemTile16 sVd = sm.vd(b);
-#pragma unroll
-      for (int kk = 0; kk < kC / 16; ++kk)
-#pragma unroll
-        for (int np = 0; np < NT / 2; ++np) {
-          uint32_t bf[4];
-          load_b_kn(bf, sVd, 16 * kk, 16 * np);
-          Ops::mma(OI[2 * np], pa[kk], bf[0], bf[1]);
-          Ops::mma(OI[2 * np + 1], pa[kk], bf[2], bf[3]);
-        }
+      accumulate_pvd<NT, Elem>(OI, pa, sm.vd(b));
       named_arrive(pc::kDone + b, pc::kBoth);  // Vd[b] no longer read
-
-      const ChunkInfo ci = p.table[c];
-      uint32_t* o = static_cast<uint32_t*>(p.o);
-#pragma unroll
-      for (int nj = 0; nj < NT; ++nj) {
-        const int col = v0 + 8 * nj + 2 * t;
-        if (ra < ci.len)
-          o[(((ci.tok_begin + ra) * d.Hv + h) * kV + col) / 2] =
-              Ops::pack(d.scale * OI[nj][0], d.scale * OI[nj][1]);
-        if (rb < ci.len)
-          o[(((ci.tok_begin + rb) * d.Hv + h) * kV + col) / 2] =
-              Ops::pack(d.scale * OI[nj][2], d.scale * OI[nj][3]);
-      }
+      store_output<NT, Elem>(p, OI, c, h, v0, ra, rb, t);
     }
     return;
   }
 
   // ================================= chain warpgroup ==================================
   float S[2][NT][4];
-#pragma unroll
-  for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-    for (int nj = 0; nj < NT; ++nj)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = 32 * warp + 16 * mi + g + (e >= 2 ? 8 : 0);
-        const int col = v0 + 8 * nj + 2 * t + (e & 1);
-        float x = 0.f;
-        if (seg.flags & Segment::kFirst)
-          x = p.h0 ? p.h0[staged::state_index(d, seg.seq, h, row, col)] : 0.f;
-        else
-          x = p.starts[((item * d.Hv + h) * kK + row) * kV + col];
-        S[mi][nj][e] = x;
-      }
+  load_start_state<NT>(S, p, seg, item, h, v0, false, false, warp, g, t);
 
-  // Asynchronous loads of one chunk into ring stage s, by the chain's 128 threads.
-  auto issue_loads = [&](int64_t chunk, int s) {
-    const ChunkInfo ci = p.table[chunk];
-    const Elem* kbase = static_cast<const Elem*>(p.k);
-    const Elem* qbase = static_cast<const Elem*>(p.q);
-    const Elem* vbase = static_cast<const Elem*>(p.v);
-    for (int e = tid; e < kC * (kK / 8); e += pc::kGroup) {
-      const int r = e / (kK / 8), c = (e % (kK / 8)) * 8;
-      const bool valid = r < ci.len;
-      const int64_t off = ((ci.tok_begin + (valid ? r : 0)) * d.Hk + kh) * kK + c;
-      cp_async_16(sm.ring.k(s).at(r, c), kbase + off, valid ? 16 : 0);
-      cp_async_16(sm.ring.q(s).at(r, c), qbase + off, valid ? 16 : 0);
-    }
-    for (int e = tid; e < kC * (BV / 8); e += pc::kGroup) {
-      const int r = e / (BV / 8), c = (e % (BV / 8)) * 8;
-      const bool valid = r < ci.len;
-      const int64_t off = ((ci.tok_begin + (valid ? r : 0)) * d.Hv + h) * kV + v0 + c;
-      cp_async_16(sm.ring.v(s).at(r, c), vbase + off, valid ? 16 : 0);
-    }
-    const uint16_t* tsrc = p.tbeta16 + (chunk * d.Hv + h) * int64_t(kC * kC);
-    for (int e = tid; e < kC * (kC / 8); e += pc::kGroup) {
-      const int r = e / (kC / 8), c = (e % (kC / 8)) * 8;
-      cp_async_16(sm.ring.t(s).at(r, c), tsrc + r * kC + c, 16);
-    }
-  };
-  // gamma (padded rows repeat the last valid one), thread tid < 64.
-  auto fetch_gamma = [&](int64_t chunk) {
-    const ChunkInfo ci = p.table[chunk];
-    const int rr = tid < ci.len ? tid : ci.len - 1;
-    return p.gcum[(ci.tok_begin + rr) * d.Hv + h];
-  };
-
-  if (c_begin < c_end) issue_loads(c_begin, 0);
+  // The chain's 128 threads stream the chunks in (q for the output warpgroup too).
+  if (c_begin < c_end)
+    issue_chunk_loads<BV, Elem>(p, sm.ring, c_begin, 0, h, v0, true, true, tid, pc::kGroup);
   cp_async_commit();
   float gam_next = 0.f;
-  if (tid < kC && c_begin < c_end) sm.ring.gam(0)[tid] = fetch_gamma(c_begin);
+  if (tid < kC && c_begin < c_end) sm.ring.gam(0)[tid] = fetch_gamma(p, c_begin, h, tid);
 
   for (int64_t c = c_begin; c < c_end; ++c) {
     const int it = static_cast<int>(c - c_begin);
@@ -207,105 +93,39 @@ __global__ void __launch_bounds__(kPcThreads, 1) chunk_loop_pc_kernel(FusedParam
     cp_async_wait(0);
     named_sync(pc::kChainSync, pc::kGroup);  // chunk c landed; the chain's reads of c-1 done
     if (it >= 1) named_sync(pc::kQkFree + (1 - b), pc::kBoth);  // output's reads of c-1 done
-    if (c + 1 < c_end) issue_loads(c + 1, 1 - b);
+    if (c + 1 < c_end)
+      issue_chunk_loads<BV, Elem>(p, sm.ring, c + 1, 1 - b, h, v0, true, true, tid, pc::kGroup);
     cp_async_commit();
-    if (tid < kC && c + 1 < c_end) gam_next = fetch_gamma(c + 1);
+    if (tid < kC && c + 1 < c_end) gam_next = fetch_gamma(p, c + 1, h, tid);
     const SmemTile16 sK = sm.ring.k(b), sVin = sm.ring.v(b), sT = sm.ring.t(b), sS = sm.s16(b),
                      sW = sm.w(), sVd = sm.vd(b), sVp = sm.vp();
     const float* gam = sm.ring.gam(b);
 
     // 1. S16[b] (its last reader, the output's chunk c-2, arrived kQkFree before c-1 began).
-#pragma unroll
-    for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-      for (int nj = 0; nj < NT; ++nj) {
-        const int row = 32 * warp + 16 * mi + g, col = 8 * nj + 2 * t;
-        sS.pair(row, col) = Ops::pack(S[mi][nj][0], S[mi][nj][1]);
-        sS.pair(row + 8, col) = Ops::pack(S[mi][nj][2], S[mi][nj][3]);
-      }
+    store_state16<NT, Elem>(sS, S, warp, g, t);
     named_sync(pc::kChainSync, pc::kGroup);
     named_arrive(pc::kReady + b, pc::kBoth);
 
     // 2. U = K S16 for this warp's 16 chunk rows.
-    float U[NT][4] = {};
-#pragma unroll
-    for (int kk = 0; kk < kK / 16; ++kk) {
-      uint32_t aK[4];
-      load_a(aK, sK, r0, 16 * kk);
-#pragma unroll
-      for (int np = 0; np < NT / 2; ++np) {
-        uint32_t bf[4];
-        load_b_kn(bf, sS, 16 * kk, 16 * np);
-        Ops::mma(U[2 * np], aK, bf[0], bf[1]);
-        Ops::mma(U[2 * np + 1], aK, bf[2], bf[3]);
-      }
-    }
+    float U[NT][4] = {}, OI[NT][4], P[kC / 8][4];  // OI, P: the output warpgroup's
+    chunk_products<NT, Elem, true>(U, OI, P, sK, sK, sS, r0, false);
 
     // 3. W' = V - diag(e) U.
     const float ga = gam[ra], gb = gam[rb];
-    const float ea = expf(ga), eb = expf(gb);
-#pragma unroll
-    for (int nj = 0; nj < NT; ++nj) {
-      const int col = 8 * nj + 2 * t;
-      const float2 va = Ops::unpack(sVin.pair(ra, col));
-      const float2 vb = Ops::unpack(sVin.pair(rb, col));
-      sW.pair(ra, col) = Ops::pack(va.x - ea * U[nj][0], va.y - ea * U[nj][1]);
-      sW.pair(rb, col) = Ops::pack(vb.x - eb * U[nj][2], vb.y - eb * U[nj][3]);
-    }
+    store_w_prime<NT, Elem>(sW, sVin, U, expf(ga), expf(gb), ra, rb, t, true);
     named_sync(pc::kChainSync, pc::kGroup);  // all of W'
 
     // 4. Vd = (T diag(beta)) W'; Vd[b] for the output, V' = diag(f) Vd for the state.
     float VD[NT][4] = {};
-#pragma unroll
-    for (int kk = 0; kk < kC / 16; ++kk) {
-      uint32_t a[4];
-      load_a(a, sT, r0, 16 * kk);
-#pragma unroll
-      for (int np = 0; np < NT / 2; ++np) {
-        uint32_t bf[4];
-        load_b_kn(bf, sW, 16 * kk, 16 * np);
-        Ops::mma(VD[2 * np], a, bf[0], bf[1]);
-        Ops::mma(VD[2 * np + 1], a, bf[2], bf[3]);
-      }
-    }
+    vd_product<NT, Elem>(VD, sT, sW, r0);
     const float glast = gam[kC - 1];
-    const float fa = expf(glast - ga), fb = expf(glast - gb);
     if (it >= 2) named_sync(pc::kDone + b, pc::kBoth);  // the output's chunk c-2 read Vd[b]
-#pragma unroll
-    for (int nj = 0; nj < NT; ++nj) {
-      const int col = 8 * nj + 2 * t;
-      sVd.pair(ra, col) = Ops::pack(VD[nj][0], VD[nj][1]);
-      sVd.pair(rb, col) = Ops::pack(VD[nj][2], VD[nj][3]);
-      sVp.pair(ra, col) = Ops::pack(fa * VD[nj][0], fa * VD[nj][1]);
-      sVp.pair(rb, col) = Ops::pack(fb * VD[nj][2], fb * VD[nj][3]);
-    }
+    store_vd<NT, Elem>(&sVd, sVp, VD, expf(glast - ga), expf(glast - gb), ra, rb, t);
     named_sync(pc::kChainSync, pc::kGroup);  // Vd[b], V' complete
     named_arrive(pc::kVdReady + b, pc::kBoth);
 
     // 5. S = e_last S + K^T V' (this warp's 32 state rows).
-    const float elast = expf(glast);
-#pragma unroll
-    for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-      for (int nj = 0; nj < NT; ++nj)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) S[mi][nj][e] *= elast;
-#pragma unroll
-    for (int kk = 0; kk < kC / 16; ++kk) {
-      uint32_t aKt[2][4];
-      load_a_trans(aKt[0], sK, 32 * warp, 16 * kk);
-      load_a_trans(aKt[1], sK, 32 * warp + 16, 16 * kk);
-#pragma unroll
-      for (int np = 0; np < NT / 2; ++np) {
-        uint32_t bf[4];
-        load_b_kn(bf, sVp, 16 * kk, 16 * np);
-#pragma unroll
-        for (int mi = 0; mi < 2; ++mi) {
-          Ops::mma(S[mi][2 * np], aKt[mi], bf[0], bf[1]);
-          Ops::mma(S[mi][2 * np + 1], aKt[mi], bf[2], bf[3]);
-        }
-      }
-    }
+    update_state<NT, Elem>(S, sK, sVp, expf(glast), warp);
     // gamma of chunk c+1 (its stage's previous readers: chunk c-1, released above).
     if (tid < kC && c + 1 < c_end) sm.ring.gam(1 - b)[tid] = gam_next;
   }
@@ -317,17 +137,8 @@ __global__ void __launch_bounds__(kPcThreads, 1) chunk_loop_pc_kernel(FusedParam
   for (int64_t k = n >= 2 ? n - 2 : 0; k < n; ++k)
     named_sync(pc::kDone + static_cast<int>(k % 2), pc::kBoth);
 
-  if (!((seg.flags & Segment::kLast) && p.ht)) return;
-#pragma unroll
-  for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-    for (int nj = 0; nj < NT; ++nj)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = 32 * warp + 16 * mi + g + (e >= 2 ? 8 : 0);
-        const int col = v0 + 8 * nj + 2 * t + (e & 1);
-        p.ht[staged::state_index(d, seg.seq, h, row, col)] = S[mi][nj][e];
-      }
+  if ((seg.flags & Segment::kLast) && p.ht)
+    store_end_state<NT>(S, p, seg, item, h, v0, v0, false, warp, g, t);
 }
 
 template <int BV, class Elem>

@@ -3,11 +3,12 @@
 // the per-segment transfers [M | N] of pass 1 into the start state of every segment.
 #include "block_tile.cuh"
 #include "fused_kernels.cuh"
+#include "offset_scan.cuh"
 
 namespace gdn::fused {
 namespace {
 
-constexpr int kScanThreads = 1024;
+using staged::kScanThreads;
 
 __device__ __forceinline__ int64_t segment_count(const int64_t* chunk_first, int64_t n,
                                                  int seg_chunks) {
@@ -16,41 +17,12 @@ __device__ __forceinline__ int64_t segment_count(const int64_t* chunk_first, int
   return count > 0 ? count : 1;  // an empty sequence still gets one (empty) segment: ht = h0
 }
 
-// seg_first[n] = sum_{m < n} segment_count(m); one block scans 1024 sequences at a time.
+// seg_first[n] = sum_{m < n} segment_count(m).
 __global__ void __launch_bounds__(kScanThreads)
     scan_segment_counts(const int64_t* chunk_first, int64_t num_seqs, int seg_chunks,
                         int64_t* seg_first) {
-  __shared__ int64_t warp_totals[kScanThreads / 32];
-  __shared__ int64_t carry;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  if (threadIdx.x == 0) carry = 0;
-  __syncthreads();
-  for (int64_t base = 0; base < num_seqs; base += kScanThreads) {
-    const int64_t n = base + threadIdx.x;
-    const int64_t count = n < num_seqs ? segment_count(chunk_first, n, seg_chunks) : 0;
-    int64_t x = count;  // inclusive warp scan, then a scan of the warp totals by warp 0
-    for (int off = 1; off < 32; off <<= 1) {
-      const int64_t y = __shfl_up_sync(0xffffffffu, x, off);
-      if (lane >= off) x += y;
-    }
-    if (lane == 31) warp_totals[warp] = x;
-    __syncthreads();
-    if (warp == 0) {
-      int64_t w = warp_totals[lane];
-      for (int off = 1; off < 32; off <<= 1) {
-        const int64_t y = __shfl_up_sync(0xffffffffu, w, off);
-        if (lane >= off) w += y;
-      }
-      warp_totals[lane] = w;
-    }
-    __syncthreads();
-    const int64_t before = carry + (warp > 0 ? warp_totals[warp - 1] : 0) + x - count;
-    if (n < num_seqs) seg_first[n] = before;
-    __syncthreads();
-    if (threadIdx.x == kScanThreads - 1) carry = before + count;
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) seg_first[num_seqs] = carry;
+  staged::block_exclusive_scan(
+      num_seqs, [&](int64_t n) { return segment_count(chunk_first, n, seg_chunks); }, seg_first);
 }
 
 __global__ void fill_segments(const int64_t* chunk_first, const int64_t* seg_first,
@@ -59,14 +31,7 @@ __global__ void fill_segments(const int64_t* chunk_first, const int64_t* seg_fir
   if (s >= max_segs) return;
   Segment out{0, 0, 0, 0};
   if (s < seg_first[num_seqs]) {
-    int64_t lo = 0, hi = num_seqs - 1;  // the sequence n with seg_first[n] <= s < seg_first[n+1]
-    while (lo < hi) {
-      const int64_t mid = (lo + hi + 1) / 2;
-      if (seg_first[mid] <= s)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
+    const int64_t lo = staged::owner_of(seg_first, num_seqs, s);  // seg_first[lo] <= s < ...[lo+1]
     const int64_t i = s - seg_first[lo];
     const int64_t count = seg_first[lo + 1] - seg_first[lo];
     const int64_t begin = chunk_first[lo] + i * seg_chunks;
