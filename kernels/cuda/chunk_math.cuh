@@ -48,48 +48,114 @@ __device__ __forceinline__ void chunk_reverse_cumsum_warp0(const float* in, floa
   out[31 - lane] = hi + lo_total;
 }
 
+// ---- X = (I + N)^-1 of a strictly lower triangular 64 x 64 N, blocked over 16 x 16 blocks ----
+//
+// gdn.md section 2's gate-free inverse, written for throughput: the prepare kernel runs it once
+// per (chunk, head), so it must be cheap in instructions, not just correct. Blocks i, j in 0..3:
+//   X_ii = (I + N_ii)^-1                         forward substitution; warp i, lane c < 16 keeps
+//                                                column c in registers (same order as the
+//                                                scalar definition: bit-identical blocks)
+//   X_ij = -X_ii (sum_{k=j}^{i-1} N_ik X_kj)     i > j, by block distance d = i - j = 1, 2, 3
+//                                                (3, 2, 1 blocks, one warp each)
+// Each 16 x 16 x 16 block product is register-tiled on one warp: lane owns row lane % 16 and
+// columns 8 (lane / 16) .. + 7 (8 accumulators), A row read as 4 float4, B as 2 float4 per step.
+namespace inverse64 {
+
+constexpr int kBlock = 16;
+constexpr int kLdScratch = kBlock + 4;  // 16-byte rows for float4 access
+// Floats of the scratch a block inverse needs: one 16 x 16 partial sum per working warp.
+constexpr int kScratchFloats = 3 * kBlock * kLdScratch;
+
+// acc += A (16 x 16 at a, row stride lda) * B (16 x 16 at b, row stride ldb) for this lane's
+// row and 8 columns. lda, ldb multiples of 4 and both blocks 16-byte aligned.
+__device__ __forceinline__ void block_product(float (&acc)[8], const float* a, int lda, const float* b,
+                                              int ldb) {
+  const int lane = threadIdx.x % 32, r = lane % kBlock, c0 = 8 * (lane / kBlock);
+  float av[kBlock];
+#pragma unroll
+  for (int q = 0; q < kBlock / 4; ++q) {
+    const float4 v = *reinterpret_cast<const float4*>(a + r * lda + 4 * q);
+    av[4 * q] = v.x;
+    av[4 * q + 1] = v.y;
+    av[4 * q + 2] = v.z;
+    av[4 * q + 3] = v.w;
+  }
+#pragma unroll
+  for (int k = 0; k < kBlock; ++k) {
+    const float4 b0 = *reinterpret_cast<const float4*>(b + k * ldb + c0);
+    const float4 b1 = *reinterpret_cast<const float4*>(b + k * ldb + c0 + 4);
+    acc[0] = fmaf(av[k], b0.x, acc[0]);
+    acc[1] = fmaf(av[k], b0.y, acc[1]);
+    acc[2] = fmaf(av[k], b0.z, acc[2]);
+    acc[3] = fmaf(av[k], b0.w, acc[3]);
+    acc[4] = fmaf(av[k], b1.x, acc[4]);
+    acc[5] = fmaf(av[k], b1.y, acc[5]);
+    acc[6] = fmaf(av[k], b1.z, acc[6]);
+    acc[7] = fmaf(av[k], b1.w, acc[7]);
+  }
+}
+
+// Writes scale * acc to this lane's row and 8 columns of the 16 x 16 block at dst.
+__device__ __forceinline__ void store_block(float* dst, int ld, const float (&acc)[8], float scale) {
+  const int lane = threadIdx.x % 32, r = lane % kBlock, c0 = 8 * (lane / kBlock);
+  *reinterpret_cast<float4*>(dst + r * ld + c0) =
+      make_float4(scale * acc[0], scale * acc[1], scale * acc[2], scale * acc[3]);
+  *reinterpret_cast<float4*>(dst + r * ld + c0 + 4) =
+      make_float4(scale * acc[4], scale * acc[5], scale * acc[6], scale * acc[7]);
+}
+
+// X_bb = (I + N_bb)^-1 for diagonal block b by forward substitution (one warp; lanes >= 16 idle).
+// Terms with k < c multiply zeros of X, so the sum equals the scalar one from k = c.
+__device__ __forceinline__ void invert_diagonal_block(SmemMat n, SmemMat x, int b) {
+  const int c = threadIdx.x % 32, base = kBlock * b;
+  if (c >= kBlock) return;
+  float xc[kBlock];
+#pragma unroll
+  for (int r = 0; r < kBlock; ++r) {
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < r; ++k) s = fmaf(n(base + r, base + k), xc[k], s);
+    xc[r] = r < c ? 0.f : (r == c ? 1.f : -s);
+  }
+#pragma unroll
+  for (int r = 0; r < kBlock; ++r) x(base + r, base + c) = xc[r];
+}
+
+}  // namespace inverse64
+
 // X = (I + N)^-1 for a strictly lower triangular 64 x 64 N (entries on and above the
 // diagonal of N are ignored). X is unit lower triangular; the whole 64 x 64 of X is written.
-// scratch is a 64 x 64 work matrix. Needs every thread of the block; ends synchronised.
-//
-// Method (gdn.md section 2): the four 16 x 16 diagonal blocks by forward substitution, then
-// merges 16 -> 32 -> 64 with [[A, 0], [C, D]]^-1 = [[A^-1, 0], [-D^-1 C A^-1, D^-1]].
-__device__ inline void invert_unit_lower_64(SmemMat n_mat, SmemMat x, SmemMat scratch) {
-  block_for(kC * kC, [&](int e) { x(e / kC, e % kC) = 0.f; });
-  __syncthreads();
-  // Diagonal 16 x 16 blocks: thread t solves column t % 16 of block t / 16.
-  if (threadIdx.x < kC) {
-    const int base = (threadIdx.x / 16) * 16;
-    const int c = threadIdx.x % 16;
-    x(base + c, base + c) = 1.f;
-    for (int r = c + 1; r < 16; ++r) {
-      float s = 0.f;
-      for (int k = c; k < r; ++k) s = fmaf(n_mat(base + r, base + k), x(base + k, base + c), s);
-      x(base + r, base + c) = -s;
+// n.ld and x.ld multiples of 4 with 16-byte aligned rows; scratch: inverse64::kScratchFloats
+// floats, 16-byte aligned. Needs every thread of a block of >= 8 warps; ends synchronised.
+__device__ inline void invert_unit_lower_64(SmemMat n, SmemMat x, float* scratch) {
+  using namespace inverse64;
+  const int warp = threadIdx.x / 32;
+  if (warp < 4) {
+    invert_diagonal_block(n, x, warp);
+  } else {
+    // Warps 4..7 zero the six blocks above the diagonal (X is lower triangular).
+    for (int e = threadIdx.x - 128; e < 6 * kBlock * kBlock; e += 128) {
+      const int blk = e / (kBlock * kBlock), i = blk < 3 ? 0 : (blk < 5 ? 1 : 2);
+      const int j = blk < 3 ? 1 + blk : (blk < 5 ? blk - 1 : 3);
+      const int rr = (e / kBlock) % kBlock, cc = e % kBlock;
+      x(kBlock * i + rr, kBlock * j + cc) = 0.f;
     }
   }
   __syncthreads();
-  for (int size = 16; size < kC; size *= 2) {
-    const int pairs = kC / (2 * size);
-    const int per_pair = size * size;
-    // scratch(off + size + i, off + j) = (C A^-1)(i, j); A^-1 is lower so k >= j.
-    block_for(pairs * per_pair, [&](int e) {
-      const int off = (e / per_pair) * 2 * size;
-      const int i = (e % per_pair) / size, j = e % size;
-      float s = 0.f;
-      for (int k = j; k < size; ++k) s = fmaf(n_mat(off + size + i, off + k), x(off + k, off + j), s);
-      scratch(off + size + i, off + j) = s;
-    });
-    __syncthreads();
-    // X(off + size + i, off + j) = -(D^-1 scratch)(i, j); D^-1 is lower so k <= i.
-    block_for(pairs * per_pair, [&](int e) {
-      const int off = (e / per_pair) * 2 * size;
-      const int i = (e % per_pair) / size, j = e % size;
-      float s = 0.f;
-      for (int k = 0; k <= i; ++k)
-        s = fmaf(x(off + size + i, off + size + k), scratch(off + size + k, off + j), s);
-      x(off + size + i, off + j) = -s;
-    });
+#pragma unroll
+  for (int d = 1; d < 4; ++d) {
+    if (warp < 4 - d) {
+      const int j = warp, i = warp + d;
+      float* s = scratch + warp * kBlock * kLdScratch;
+      float acc[8] = {};
+      for (int k = j; k < i; ++k)
+        block_product(acc, &n(kBlock * i, kBlock * k), n.ld, &x(kBlock * k, kBlock * j), x.ld);
+      store_block(s, kLdScratch, acc, 1.f);
+      __syncwarp();
+      float out[8] = {};
+      block_product(out, &x(kBlock * i, kBlock * i), x.ld, s, kLdScratch);
+      store_block(&x(kBlock * i, kBlock * j), x.ld, out, -1.f);
+    }
     __syncthreads();
   }
 }

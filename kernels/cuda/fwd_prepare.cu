@@ -17,22 +17,41 @@ namespace {
 constexpr int kThreads = 256;  // 8 warps
 constexpr int kLdK16 = kK + 8;  // 16-bit k rows, padded 16 bytes: ldmatrix without conflicts
 
+constexpr int kLdMat = kC + 4;   // fp32 64 x 64 rows padded to 16-byte multiples (float4 access)
+
+// 53 KB: four CTAs (32 warps) share an SM. The inverse's scratch reuses k16's bytes: k is dead
+// once N is formed.
 struct PrepareSmem {
-  uint16_t* k16;             // 64 x 128 (16-bit, stride kLdK16)
-  SmemMat n, x, scratch;     // 64 x 64 (x3)
+  uint16_t* k16;             // 64 x 128 (16-bit, stride kLdK16); later the inverse's scratch
+  SmemMat n, x;              // 64 x 64 (stride kLdMat): N, then X = (I + N)^-1
   float* g;                  // 64
   float* beta;               // 64
   __host__ __device__ static PrepareSmem carve(SmemCarver& c) {
     PrepareSmem s;
     s.k16 = reinterpret_cast<uint16_t*>(c.take(kC * kLdK16 / 2));
-    s.n = {c.take(kC * (kC + 1)), kC + 1};
-    s.x = {c.take(kC * (kC + 1)), kC + 1};
-    s.scratch = {c.take(kC * (kC + 1)), kC + 1};
+    s.n = {c.take(kC * kLdMat), kLdMat};
+    s.x = {c.take(kC * kLdMat), kLdMat};
     s.g = c.take(kC);
     s.beta = c.take(kC);
     return s;
   }
+  __device__ float* inverse_scratch() const { return reinterpret_cast<float*>(k16); }
 };
+static_assert(kC * kLdK16 / 2 >= inverse64::kScratchFloats, "the inverse's scratch must fit in k16");
+
+// 8 consecutive 16-bit values (the dtype's bit patterns) of 8 floats, round to nearest.
+__device__ __forceinline__ uint4 pack8_in(const float (&v)[8], bool bf16) {
+  uint32_t w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t lo = bf16 ? __bfloat16_as_ushort(__float2bfloat16(v[2 * i]))
+                             : __half_as_ushort(__float2half(v[2 * i]));
+    const uint32_t hi = bf16 ? __bfloat16_as_ushort(__float2bfloat16(v[2 * i + 1]))
+                             : __half_as_ushort(__float2half(v[2 * i + 1]));
+    w[i] = lo | (hi << 16);
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
 
 // N = StrictLower(diag(beta) K K^T) on the tensor cores. Warp w computes the 16 x 32 tile at
 // rows 16 (w % 4), columns 32 (w / 4) (4 n-tiles of 8; depth 128 in 8 steps of 16); the two
@@ -73,7 +92,7 @@ size_t prepare_smem_bytes() {
   return c.used;
 }
 
-__global__ void __launch_bounds__(kThreads) prepare_kernel(FwdParams p) {
+__global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p) {
   const ChunkInfo ci = p.ws.table[blockIdx.x];
   if (ci.len == 0) return;
   const int h = blockIdx.y;
@@ -107,20 +126,32 @@ __global__ void __launch_bounds__(kThreads) prepare_kernel(FwdParams p) {
     strict_lower_kkt<__half>(s.k16, s.n, s.beta);
   __syncthreads();
 
-  invert_unit_lower_64(s.n, s.x, s.scratch);
+  invert_unit_lower_64(s.n, s.x, s.inverse_scratch());
 
   if (threadIdx.x < ci.len) p.ws.gcum[(ci.tok_begin + threadIdx.x) * d.Hv + h] = s.g[threadIdx.x];
   const int64_t t_off = (int64_t(blockIdx.x) * d.Hv + h) * (kC * kC);
   float* t_out = p.ws.tmat ? p.ws.tmat + t_off : nullptr;
   uint16_t* tb_out = p.ws.tbeta16 ? p.ws.tbeta16 + t_off : nullptr;
-  block_for(kC * kC, [&](int e) {
-    const int r = e / kC, c = e % kC;
-    const float t = r >= c ? expf(s.g[r] - s.g[c]) * s.x(r, c) : 0.f;
-    if (t_out) t_out[e] = t;
-    // The fused kernel's A operand: T diag(beta) rounded once to the input dtype (what it
-    // used to form in registers from the fp32 T; the same fp32 product, the same rounding).
-    if (tb_out) store_in(tb_out, e, t * s.beta[c], d.in_bf16);
-  });
+  // T(r, c) = exp(gamma_r - gamma_c) X(r, c) on and below the diagonal, 8 columns per step.
+  for (int u = threadIdx.x; u < kC * kC / 8; u += kThreads) {
+    const int r = u / 8, c0 = 8 * (u % 8);
+    const float4 x0 = *reinterpret_cast<const float4*>(&s.x(r, c0));
+    const float4 x1 = *reinterpret_cast<const float4*>(&s.x(r, c0 + 4));
+    const float xv[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+    float t[8], tb[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int c = c0 + i;
+      t[i] = r >= c ? expf(s.g[r] - s.g[c]) * xv[i] : 0.f;
+      // The fused kernel's A operand: T diag(beta) rounded once to the input dtype.
+      tb[i] = t[i] * s.beta[c];
+    }
+    if (t_out) {
+      *reinterpret_cast<float4*>(t_out + r * kC + c0) = make_float4(t[0], t[1], t[2], t[3]);
+      *reinterpret_cast<float4*>(t_out + r * kC + c0 + 4) = make_float4(t[4], t[5], t[6], t[7]);
+    }
+    if (tb_out) *reinterpret_cast<uint4*>(tb_out + r * kC + c0) = pack8_in(tb, d.in_bf16);
+  }
 }
 
 }  // namespace
@@ -129,7 +160,7 @@ cudaError_t launch_prepare(const FwdParams& p, cudaStream_t stream) {
   const size_t smem = prepare_smem_bytes();
   cudaError_t err = cudaFuncSetAttribute(prepare_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(smem));
-  // 68 KB per CTA: the full shared carveout keeps three CTAs (24 warps) on an SM.
+  // 53 KB per CTA: the full shared carveout keeps four CTAs (32 warps) on an SM.
   if (err == cudaSuccess)
     err = cudaFuncSetAttribute(prepare_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                cudaSharedmemCarveoutMaxShared);
