@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(kThreads, 1) chunk_loop_kernel(FusedParams p) 
     vd_product<NT, Elem>(VD, sT, sW, r0);
     const float glast = gam[kC - 1];
     const float fa = expf(glast - ga), fb = expf(glast - gb);
-    store_vd<NT, Elem>(out ? &sVd : nullptr, sVp, VD, fa, fb, ra, rb, t);
+    store_vd<NT, Elem>(out, sVd, sVp, VD, fa, fb, ra, rb, t);
     __syncthreads();  // Vd and V' complete (in S16's bytes: S16 was last read in step 2)
 
     // 5. S = e_last S + K^T V'  (this warp's 32 state rows); O = scale (OI + P Vd).

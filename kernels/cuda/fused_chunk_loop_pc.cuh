@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(kPcThreads, 1) chunk_loop_pc_kernel(FusedParam
     vd_product<NT, Elem>(VD, sT, sW, r0);
     const float glast = gam[kC - 1];
     if (it >= 2) named_sync(pc::kDone + b, pc::kBoth);  // the output's chunk c-2 read Vd[b]
-    store_vd<NT, Elem>(&sVd, sVp, VD, expf(glast - ga), expf(glast - gb), ra, rb, t);
+    store_vd<NT, Elem>(true, sVd, sVp, VD, expf(glast - ga), expf(glast - gb), ra, rb, t);
     named_sync(pc::kChainSync, pc::kGroup);  // Vd[b], V' complete
     named_arrive(pc::kVdReady + b, pc::kBoth);
 

@@ -232,18 +232,18 @@ __device__ __forceinline__ void vd_product(float (&VD)[NT][4], const SmemTile16&
   }
 }
 
-// Step 4: Vd (for the output, when sVd is given) and V' = diag(f) Vd (for the state).
+// Step 4: Vd (for the output, when write_vd) and V' = diag(f) Vd (for the state).
 template <int NT, class Elem>
-__device__ __forceinline__ void store_vd(const SmemTile16* sVd, const SmemTile16& sVp,
+__device__ __forceinline__ void store_vd(bool write_vd, const SmemTile16& sVd, const SmemTile16& sVp,
                                          const float (&VD)[NT][4], float fa, float fb, int ra,
                                          int rb, int t) {
   using Ops = ElemOps<Elem>;
 #pragma unroll
   for (int nj = 0; nj < NT; ++nj) {
     const int col = 8 * nj + 2 * t;
-    if (sVd) {
-      sVd->pair(ra, col) = Ops::pack(VD[nj][0], VD[nj][1]);
-      sVd->pair(rb, col) = Ops::pack(VD[nj][2], VD[nj][3]);
+    if (write_vd) {
+      sVd.pair(ra, col) = Ops::pack(VD[nj][0], VD[nj][1]);
+      sVd.pair(rb, col) = Ops::pack(VD[nj][2], VD[nj][3]);
     }
     sVp.pair(ra, col) = Ops::pack(fa * VD[nj][0], fa * VD[nj][1]);
     sVp.pair(rb, col) = Ops::pack(fb * VD[nj][2], fb * VD[nj][3]);
