@@ -1,8 +1,11 @@
 #include "gate_inputs.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "gdn/tuner/strategy.hpp"
 
@@ -58,57 +61,99 @@ class Normal {
   bool has_spare_ = false;
 };
 
+// The inputs of the largest anchor rows are ~4e8 normal draws: tens of seconds on one core,
+// once per problem of a sweep. So values are drawn in fixed blocks, each from its own stream
+// (seed, tensor, block), and the blocks run on every hardware thread: the same inputs whatever
+// the number of threads.
+std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t tensor, std::uint64_t block) {
+  SplitMix64 mix(seed ^ (tensor * 0x9E3779B97F4A7C15ull) ^ ((block + 1) * 0xD1B54A32D192ED03ull));
+  return mix.next();
+}
+
+template <class F>
+void for_each_block(std::int64_t count, std::int64_t block, F f) {  // f(block index, begin, end)
+  const std::int64_t blocks = (count + block - 1) / block;
+  if (blocks <= 0) return;
+  const auto threads = static_cast<std::int64_t>(
+      std::clamp<unsigned>(std::thread::hardware_concurrency(), 1u, 64u));
+  std::atomic<std::int64_t> next{0};
+  auto work = [&] {
+    for (std::int64_t b; (b = next.fetch_add(1)) < blocks;) f(b, b * block, std::min(count, (b + 1) * block));
+  };
+  std::vector<std::thread> pool;
+  for (std::int64_t i = 1; i < std::min(threads, blocks); ++i) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+}
+
+enum Tensor : std::uint64_t { kQ = 1, kK, kV, kDecay, kGates, kH0 };
+
 // l2-normalised rows of length dim, rounded to the dtype; doubles hold the rounded values.
-void normalised_rows(Normal& n, std::int64_t rows, int dim, gdn_dtype dt, std::vector<std::uint16_t>& bits,
-                     std::vector<double>* ref) {
+void normalised_rows(std::uint64_t seed, Tensor tensor, std::int64_t rows, int dim, gdn_dtype dt,
+                     std::vector<std::uint16_t>& bits, std::vector<double>* ref) {
   bits.resize(static_cast<std::size_t>(rows) * dim);
   if (ref) ref->resize(bits.size());
-  std::vector<double> row(dim);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    double norm = 0;
-    for (auto& x : row) {
-      x = n.next();
-      norm += x * x;
+  for_each_block(rows, 4096, [&](std::int64_t b, std::int64_t begin, std::int64_t end) {
+    Normal n(stream_seed(seed, tensor, static_cast<std::uint64_t>(b)));
+    std::vector<double> row(dim);
+    for (std::int64_t r = begin; r < end; ++r) {
+      double norm = 0;
+      for (auto& x : row) {
+        x = n.next();
+        norm += x * x;
+      }
+      norm = std::sqrt(norm);
+      for (int i = 0; i < dim; ++i) {
+        const auto at = static_cast<std::size_t>(r) * dim + i;
+        bits[at] = to_half_bits(static_cast<float>(row[i] / norm), dt);
+        if (ref) (*ref)[at] = from_half_bits(bits[at], dt);
+      }
     }
-    norm = std::sqrt(norm);
-    for (int i = 0; i < dim; ++i) {
-      const auto at = static_cast<std::size_t>(r) * dim + i;
-      bits[at] = to_half_bits(static_cast<float>(row[i] / norm), dt);
-      if (ref) (*ref)[at] = from_half_bits(bits[at], dt);
-    }
-  }
+  });
 }
+
+constexpr std::int64_t kValueBlock = std::int64_t{1} << 20;
 
 }  // namespace
 
 GateInputs make_gate_inputs(std::int64_t rows, int Hk, int Hv, int K, int V, std::int64_t n_seqs,
                             gdn_dtype dt, std::uint64_t seed, bool with_ref) {
+  to_half_bits(0.f, dt);  // a bad dtype throws here, not inside a worker thread
   GateInputs in;
-  Normal n(seed);
   auto* R = with_ref ? &in.reference : nullptr;
-  normalised_rows(n, rows * Hk, K, dt, in.q, R ? &R->q : nullptr);
-  normalised_rows(n, rows * Hk, K, dt, in.k, R ? &R->k : nullptr);
+  normalised_rows(seed, kQ, rows * Hk, K, dt, in.q, R ? &R->q : nullptr);
+  normalised_rows(seed, kK, rows * Hk, K, dt, in.k, R ? &R->k : nullptr);
   in.v.resize(static_cast<std::size_t>(rows) * Hv * V);
   if (R) R->v.resize(in.v.size());
-  for (std::size_t i = 0; i < in.v.size(); ++i) {
-    in.v[i] = to_half_bits(static_cast<float>(n.next()), dt);
-    if (R) R->v[i] = from_half_bits(in.v[i], dt);
-  }
+  for_each_block(static_cast<std::int64_t>(in.v.size()), kValueBlock, [&](std::int64_t b, std::int64_t begin, std::int64_t end) {
+    Normal n(stream_seed(seed, kV, static_cast<std::uint64_t>(b)));
+    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
+      in.v[i] = to_half_bits(static_cast<float>(n.next()), dt);
+      if (R) R->v[i] = from_half_bits(in.v[i], dt);
+    }
+  });
   std::vector<double> decay(Hv);
-  for (int h = 0; h < Hv; ++h) decay[h] = 16.0 * n.uniform();
+  Normal decay_draw(stream_seed(seed, kDecay, 0));
+  for (int h = 0; h < Hv; ++h) decay[h] = 16.0 * decay_draw.uniform();
   decay[0] = 0;
   if (Hv > 1) decay[Hv - 1] = 16;
   const auto gates = static_cast<std::size_t>(rows) * Hv;
   in.g.resize(gates);
   in.beta.resize(gates);
-  for (std::size_t i = 0; i < gates; ++i) {
-    const double x = 0.5 * n.next() + 1.0;
-    const double softplus = x > 20 ? x : std::log1p(std::exp(x));
-    in.g[i] = static_cast<float>(-decay[i % Hv] * softplus);
-    in.beta[i] = static_cast<float>(1.0 / (1.0 + std::exp(-n.next())));
-  }
+  for_each_block(static_cast<std::int64_t>(gates), kValueBlock, [&](std::int64_t b, std::int64_t begin, std::int64_t end) {
+    Normal n(stream_seed(seed, kGates, static_cast<std::uint64_t>(b)));
+    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
+      const double x = 0.5 * n.next() + 1.0;
+      const double softplus = x > 20 ? x : std::log1p(std::exp(x));
+      in.g[i] = static_cast<float>(-decay[i % Hv] * softplus);
+      in.beta[i] = static_cast<float>(1.0 / (1.0 + std::exp(-n.next())));
+    }
+  });
   in.h0.resize(static_cast<std::size_t>(n_seqs) * Hv * K * V);
-  for (auto& x : in.h0) x = static_cast<float>(n.next());
+  for_each_block(static_cast<std::int64_t>(in.h0.size()), kValueBlock, [&](std::int64_t b, std::int64_t begin, std::int64_t end) {
+    Normal n(stream_seed(seed, kH0, static_cast<std::uint64_t>(b)));
+    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) in.h0[i] = static_cast<float>(n.next());
+  });
   if (R) {
     R->g.assign(in.g.begin(), in.g.end());
     R->beta.assign(in.beta.begin(), in.beta.end());
