@@ -10,6 +10,7 @@ namespace gdn {
 Variant::Resources query_kernel_resources(const void* kernel, size_t dynamic_smem_bytes,
                                           int threads) {
   Variant::Resources r;
+  r.threads = threads;
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     cudaGetLastError();  // clear the sticky "no device" error

@@ -9,18 +9,31 @@
 //               one launch); the staged decomposition is the correctness baseline, the fallback.
 //   2. block_v: splitting V creates more CTAs but each V-block repeats the K-side work of its
 //               chunk (k k^T, the inverse, the gate products). Take the largest block_v whose
-//               CTA count, chains * V / block_v, still fills every CTA slot (SMs x the CTAs of
-//               that variant resident per SM, from its registers and shared memory; 1 when
-//               unknown); when even the smallest cannot fill them, take the smallest.
-//   3. CP:      with SMs still idle and a longest sequence longer than one segment, exact
-//               context parallelism cuts that sequence into segments of cp_segment_chunks
-//               chunks. Take the longest segment that fills the slots (fewest segments: least
-//               fix-up work); when none fills them, the shortest segment that still splits.
-//               Otherwise CP off, when such a variant exists.
+//               CTA count, chains * V / block_v, fills at least 3/4 of the CTA slots (SMs x the
+//               CTAs of that block_v resident per SM, from registers and shared memory; 1 when
+//               unknown); when even the smallest cannot, take the smallest. Why 3/4, not all:
+//               on the H200 one 64-column CTA per SM over 128 of 132 SMs (1x32768 tokens, 64
+//               heads) took 2.9 ms where twice the 32-column CTAs took 3.9 ms, while at 48% of
+//               the SMs (64 CTAs) the 32-column split won (0.54 against 0.64 ms).
+//   3. CP:      exact context parallelism costs a transition pass and a fix-up, so it is only
+//               used when fewer CTAs than 1/4 of the slots exist and the longest sequence is
+//               longer than one segment; it cuts that sequence into segments of
+//               cp_segment_chunks chunks: the longest segment that brings the CTAs to 3/4 of
+//               the slots (fewest segments: least fix-up work); when none does, the shortest
+//               segment that still splits. Otherwise CP off, when such a variant exists.
+//               (H200, 32-column blocks: 1x32768 tokens with 8 heads, 32 CTAs, ran best with
+//               128-chunk segments, 1.0 ms against 1.9 ms unsplit; 4x8192 with 8 heads, 128
+//               CTAs, ran best unsplit.)
 //   4. chains per CTA: two interleaved chains hide each other's serial latency but halve the
 //               CTA count, so only when at least two full waves of CTAs exist.
-//   5. the rest (pipeline stages, warp roles, register split): first in registry order; a
-//               tuned table (gdnlab export) is where measured preferences belong.
+//   5. warp roles: the layout with the most warps resident per SM (CTAs per SM x threads per
+//               CTA, when known): the producer/consumer CTA of 8 warps against one cooperative
+//               CTA of 4 at 64 columns. When equal (or unknown): producer/consumer when the
+//               launch has at most one CTA per SM, where the serial chain is the critical path
+//               and the output products run beside it; cooperative otherwise, where two CTAs
+//               per SM already hide each other's latency.
+//   6. the rest (pipeline stages, register split): first in registry order; a tuned table
+//               (gdnlab export) is where measured preferences belong.
 // Every step keeps at least one candidate: a preferred value is only taken when some remaining
 // candidate has it, so the rule works for any subset of the variant space a build compiles.
 #include "default_selection.hpp"
@@ -68,10 +81,13 @@ int64_t cta_slots(const SelectionInput& in, const Pool& pool, int block_v) {
   return int64_t{in.sm_count} * std::max(1, per_sm);
 }
 
+// At least 3/4 of the slots busy (step 2 and 3 of the rule).
+bool fills(int64_t ctas, int64_t slots) { return 4 * ctas >= 3 * slots; }
+
 int choose_block_v(const SelectionInput& in, const Pool& pool) {
   const std::set<int> block_vs = values_of(pool, &KernelConfig::block_v);
   for (auto it = block_vs.rbegin(); it != block_vs.rend(); ++it)
-    if (ctas_without_cp(in, *it) >= cta_slots(in, pool, *it)) return *it;
+    if (fills(ctas_without_cp(in, *it), cta_slots(in, pool, *it))) return *it;
   return *block_vs.begin();
 }
 
@@ -81,7 +97,7 @@ int choose_cp_segment(const SelectionInput& in, int block_v, const Pool& pool) {
   const bool off_available = segments.count(0) != 0;
   const int64_t ctas = ctas_without_cp(in, block_v);
   const int64_t slots = cta_slots(in, pool, block_v);
-  if (ctas >= slots && off_available) return 0;
+  if (4 * ctas >= slots && off_available) return 0;
   const int64_t longest_chunks = ceil_div(in.longest, kChunk);
   // Only the longest sequence is counted: it is the critical path, the others add CTAs.
   const int64_t ctas_per_segment = int64_t{in.Hv} * ceil_div(in.V, block_v);
@@ -89,7 +105,7 @@ int choose_cp_segment(const SelectionInput& in, int block_v, const Pool& pool) {
   for (int segment : segments) {  // ascending
     if (segment == 0 || segment >= longest_chunks) continue;  // would not split anything
     if (shortest_splitting == 0) shortest_splitting = segment;
-    if (ctas_per_segment * ceil_div(longest_chunks, segment) >= slots)
+    if (fills(ctas_per_segment * ceil_div(longest_chunks, segment), slots))
       best_filling = segment;  // ascending: ends at the longest filling segment
   }
   if (best_filling != 0) return best_filling;
@@ -102,6 +118,22 @@ int64_t ctas_with_cp(const SelectionInput& in, int block_v, int segment) {
   const int64_t segments_of_longest = ceil_div(ceil_div(in.longest, kChunk), segment);
   return std::max(ctas_without_cp(in, block_v),
                   int64_t{in.Hv} * ceil_div(in.V, block_v) * segments_of_longest);
+}
+
+// Warps resident per SM of a variant; 0 when its resources are unknown.
+int resident_warps(const Variant& v) {
+  const auto r = v.resources();
+  return r.ctas_per_sm > 0 && r.threads > 0 ? r.ctas_per_sm * (r.threads / 32) : 0;
+}
+
+WarpRoles choose_roles(const SelectionInput& in, const Pool& pool, int64_t ctas) {
+  int most = 0;
+  for (const Variant* v : pool) most = std::max(most, resident_warps(*v));
+  std::set<WarpRoles> with_most;
+  for (const Variant* v : pool)
+    if (resident_warps(*v) == most) with_most.insert(v->config().roles);
+  if (with_most.size() == 1) return *with_most.begin();
+  return ctas <= in.sm_count ? WarpRoles::ProducerConsumer : WarpRoles::Cooperative;
 }
 
 }  // namespace
@@ -121,6 +153,9 @@ const Variant* select_default_variant(const SelectionInput& in,
   const int chains =
       ctas_with_cp(in, block_v, segment) >= 2 * cta_slots(in, pool, block_v) ? 2 : 1;
   pool = keep_if(pool, [&](const KernelConfig& c) { return c.chains_per_cta == chains; });
+
+  const WarpRoles roles = choose_roles(in, pool, ctas_with_cp(in, block_v, segment) / chains);
+  pool = keep_if(pool, [&](const KernelConfig& c) { return c.roles == roles; });
 
   return pool.front();
 }

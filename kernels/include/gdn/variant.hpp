@@ -42,6 +42,7 @@ class Variant {
     int shared_bytes = -1;        // static + dynamic, main kernel
     int local_bytes = -1;         // spills, main kernel
     int ctas_per_sm = -1;         // CTAs of the main kernel resident on one SM at once
+    int threads = -1;             // threads per CTA of the main kernel (known without a device)
   };
   virtual Resources resources() const = 0;
 };

@@ -29,11 +29,12 @@ KernelConfig staged(int block_v) {
   return c;
 }
 
-KernelConfig fused(int block_v, int cp = 0, int chains = 1) {
+KernelConfig fused(int block_v, int cp = 0, int chains = 1,
+                   WarpRoles roles = WarpRoles::ProducerConsumer) {
   KernelConfig c;
   c.family = Family::Fused;
   c.block_v = block_v;
-  c.roles = WarpRoles::ProducerConsumer;
+  c.roles = roles;
   c.cp_segment_chunks = cp;
   c.chains_per_cta = chains;
   return c;
@@ -47,6 +48,14 @@ class Space {
       owned_.push_back(fake(c));
       gdn::Variant::Resources r;
       r.ctas_per_sm = ctas_per_sm;
+      owned_.back()->set_resources(r);
+      pointers_.push_back(owned_.back().get());
+    }
+  }
+  // Each variant with its own resources.
+  explicit Space(const std::vector<std::pair<KernelConfig, gdn::Variant::Resources>>& variants) {
+    for (const auto& [c, r] : variants) {
+      owned_.push_back(fake(c));
       owned_.back()->set_resources(r);
       pointers_.push_back(owned_.back().get());
     }
@@ -87,14 +96,16 @@ TEST(DefaultSelection, FallsBackToStagedWhenItIsAllThereIs) {
   EXPECT_EQ(space.pick(shape(8, 4096, 64)), gdn::config_name(staged(64)));  // 512 CTAs fill
 }
 
-TEST(DefaultSelection, TakesTheLargestBlockThatFillsTheSms) {
+TEST(DefaultSelection, TakesTheLargestBlockThatFillsThreeQuartersOfTheSms) {
   const Space space({fused(32), fused(64), fused(128)});
   // 16 x 64 = 1024 chains: even block_v = 128 (1024 CTAs) fills 132 SMs.
   EXPECT_EQ(space.pick(shape(16, 1024, 64)), gdn::config_name(fused(128)));
-  // 2 x 32 = 64 chains: block_v 64 gives 128 CTAs (short of 132), block_v 32 gives 256.
-  EXPECT_EQ(space.pick(shape(2, 1024, 32)), gdn::config_name(fused(32)));
-  // 2 x 64 = 128 chains: block_v 64 gives 256 CTAs, block_v 128 gives 128 < 132.
-  EXPECT_EQ(space.pick(shape(2, 1024, 64)), gdn::config_name(fused(64)));
+  // 1 x 32 chains: block_v 64 gives 64 CTAs (under 3/4 of 132), block_v 32 gives 128.
+  EXPECT_EQ(space.pick(shape(1, 1024, 32)), gdn::config_name(fused(32)));
+  // The 3/4 boundary (99 of 132): 2 x 48 chains at block_v 128 are 96 CTAs, too few; 2 x 50
+  // are 100, enough.
+  EXPECT_EQ(space.pick(shape(2, 1024, 48)), gdn::config_name(fused(64)));
+  EXPECT_EQ(space.pick(shape(2, 1024, 50)), gdn::config_name(fused(128)));
 }
 
 TEST(DefaultSelection, TakesTheSmallestBlockWhenNoneFills) {
@@ -107,9 +118,19 @@ TEST(DefaultSelection, SplitsALongSequenceWhenTheSmsAreIdle) {
   // 1 x 8 chains x 4 V-blocks = 32 CTAs. 32768 tokens = 512 chunks; segments of 64 chunks
   // give 8 x 32 = 256 CTAs (fills), so the longest filling segment is 64, not 16.
   EXPECT_EQ(space.pick(shape(1, 32768, 8)), gdn::config_name(fused(32, 64)));
-  // 4096 tokens = 64 chunks: a 64-chunk segment splits nothing, 16 gives 4 x 32 = 128 CTAs
-  // (does not fill 132, but is the shortest segment that still splits).
+  // 4096 tokens = 64 chunks: a 64-chunk segment splits nothing, 16 gives 4 x 32 = 128 CTAs.
   EXPECT_EQ(space.pick(shape(1, 4096, 8)), gdn::config_name(fused(32, 16)));
+  // 2048 tokens = 32 chunks: 16-chunk segments give 64 CTAs, under 3/4 of the SMs, yet the
+  // shortest segment that still splits.
+  EXPECT_EQ(space.pick(shape(1, 2048, 8)), gdn::config_name(fused(32, 16)));
+}
+
+TEST(DefaultSelection, KeepsContextParallelismOffWithAQuarterOfTheSmsBusy) {
+  const Space space({fused(32, 0), fused(32, 64)});
+  // 1 x 8 chains x 4 V-blocks = 32 CTAs, under 132 / 4: split.
+  EXPECT_EQ(space.pick(shape(1, 32768, 8)), gdn::config_name(fused(32, 64)));
+  // 2 x 8 x 4 = 64 CTAs: a quarter of the SMs busy; the transition pass would cost more.
+  EXPECT_EQ(space.pick(shape(2, 32768, 8)), gdn::config_name(fused(32, 0)));
 }
 
 TEST(DefaultSelection, KeepsContextParallelismOffWhenTheSmsAreFull) {
@@ -130,24 +151,57 @@ TEST(DefaultSelection, InterleavesTwoChainsOnlyWithTwoFullWaves) {
 
 TEST(DefaultSelection, ReadsTheSmCount) {
   const Space space({fused(64), fused(128)});
-  SelectionInput in = shape(1, 1024, 128);  // 128 chains
-  EXPECT_EQ(space.pick(in), gdn::config_name(fused(64)));  // 128 < 132 at block_v 128
-  in.sm_count = 114;                                         // an H100 PCIe
+  SelectionInput in = shape(1, 1024, 96);  // 96 chains
+  EXPECT_EQ(space.pick(in), gdn::config_name(fused(64)));  // 96 < 3/4 x 132 at block_v 128
+  in.sm_count = 114;                                         // an H100 PCIe: 96 >= 85.5
   EXPECT_EQ(space.pick(in), gdn::config_name(fused(128)));
 }
 
 TEST(DefaultSelection, FillsEveryResidentCtaSlotNotJustEverySm) {
-  // 2 x 64 = 128 chains: block_v 64 gives 256 CTAs. One CTA per SM: 256 >= 132 fills.
-  // Two per SM: 264 slots, 256 do not fill them, so the smaller block_v is taken.
-  EXPECT_EQ(Space({fused(32), fused(64)}, 1).pick(shape(2, 1024, 64)),
+  // 1 x 64 chains: block_v 64 gives 128 CTAs. One CTA per SM: 128 >= 3/4 x 132 fills.
+  // Two per SM: 264 slots, 128 do not fill them, so the smaller block_v is taken.
+  EXPECT_EQ(Space({fused(32), fused(64)}, 1).pick(shape(1, 1024, 64)),
             gdn::config_name(fused(64)));
-  EXPECT_EQ(Space({fused(32), fused(64)}, 2).pick(shape(2, 1024, 64)),
+  EXPECT_EQ(Space({fused(32), fused(64)}, 2).pick(shape(1, 1024, 64)),
             gdn::config_name(fused(32)));
-  // 1 x 8 chains x 4 V-blocks: 64-chunk segments of 32768 tokens give 256 CTAs, enough for
-  // one per SM but not for two, where 16-chunk segments (1024 CTAs) are the longest that fill.
+  // 1 x 8 chains x 4 V-blocks: 64-chunk segments of 16384 tokens give 128 CTAs, enough for
+  // one per SM but not for two, where 16-chunk segments (512 CTAs) are the longest that fill.
   const std::vector<KernelConfig> cp = {fused(32, 16), fused(32, 64)};
-  EXPECT_EQ(Space(cp, 1).pick(shape(1, 32768, 8)), gdn::config_name(fused(32, 64)));
-  EXPECT_EQ(Space(cp, 2).pick(shape(1, 32768, 8)), gdn::config_name(fused(32, 16)));
+  EXPECT_EQ(Space(cp, 1).pick(shape(1, 16384, 8)), gdn::config_name(fused(32, 64)));
+  EXPECT_EQ(Space(cp, 2).pick(shape(1, 16384, 8)), gdn::config_name(fused(32, 16)));
+}
+
+gdn::Variant::Resources resident(int ctas_per_sm, int threads) {
+  gdn::Variant::Resources r;
+  r.ctas_per_sm = ctas_per_sm;
+  r.threads = threads;
+  return r;
+}
+
+TEST(DefaultSelection, TakesTheWarpRolesWithMoreResidentWarps) {
+  const KernelConfig coop = fused(64, 0, 1, WarpRoles::Cooperative);
+  const KernelConfig pc = fused(64, 0, 1, WarpRoles::ProducerConsumer);
+  // One cooperative CTA of 4 warps per SM against one producer/consumer CTA of 8: the latter,
+  // whatever the CTA count and the registry order.
+  const Space space({{coop, resident(1, 128)}, {pc, resident(1, 256)}});
+  EXPECT_EQ(space.pick(shape(8, 8192, 64)), gdn::config_name(pc));  // 1024 CTAs
+  EXPECT_EQ(space.pick(shape(1, 8192, 64)), gdn::config_name(pc));  // 128 CTAs
+  // Reversed resources, reversed pick.
+  const Space reversed({{pc, resident(1, 256)}, {coop, resident(3, 128)}});
+  EXPECT_EQ(reversed.pick(shape(8, 8192, 64)), gdn::config_name(coop));
+}
+
+TEST(DefaultSelection, EqualWarpsTakeProducerConsumerOnlyAtOneCtaPerSm) {
+  const KernelConfig coop = fused(32, 0, 1, WarpRoles::Cooperative);
+  const KernelConfig pc = fused(32, 0, 1, WarpRoles::ProducerConsumer);
+  // Two cooperative CTAs of 4 warps or one producer/consumer CTA of 8: 8 warps either way.
+  const Space space({{coop, resident(2, 128)}, {pc, resident(1, 256)}});
+  EXPECT_EQ(space.pick(shape(4, 8192, 8)), gdn::config_name(pc));     // 128 CTAs <= 132 SMs
+  EXPECT_EQ(space.pick(shape(8, 1024, 8)), gdn::config_name(coop));   // 256 CTAs
+  // Resources unknown (no device): the same CTA-count rule.
+  const Space unknown({coop, pc});
+  EXPECT_EQ(unknown.pick(shape(4, 8192, 8)), gdn::config_name(pc));
+  EXPECT_EQ(unknown.pick(shape(8, 1024, 8)), gdn::config_name(coop));
 }
 
 TEST(DefaultSelection, IsDeterministicAndUsesRegistryOrderLast) {
