@@ -24,6 +24,10 @@
 #   --bench-args "..."   extra arguments for scripts/bench_peers.py (e.g. "--reps 50 --rows 2/8").
 #   --tune-db FILE       the tuning.sqlite of an earlier call: tune continues its unfinished sweep
 #                        (--resume: same build, same arguments); validate sweeps it again.
+#   --sweep-gpus LIST    GPU ordinals of the tune and validate sweeps, one worker each (default 0);
+#                        a resumed sweep may use other GPUs than it started on.
+#   --sweep-metrics SET  CUPTI counters of the tune sweep: none | basic | full (default basic;
+#                        none times only, about 5x faster).
 # Outputs in OUTDIR (few files: the device tool returns at most 8): summary.txt, resources.txt,
 # peers_fwd.csv, peers_bwd.csv, smoke_h200.sqlite, tuning.sqlite, table.tar.gz, gap.csv,
 # logs.tar.gz, triton_autotune.tar.gz (FLA's
@@ -37,7 +41,7 @@ die() { echo "device_check: $*" >&2; exit 2; }
 
 ALL_STAGES="resources,tests,sweep,tune,validate,bench-fwd,bench-bwd"
 stages="resources,tests,sweep,bench-fwd,bench-bwd" build_dir="" bench_budget=400 fwd_resume=""
-bwd_resume="" bench_args="" tune_db=""
+bwd_resume="" bench_args="" tune_db="" sweep_gpus=0 sweep_metrics=basic
 outdir="" prepare=0
 while (($#)); do
   case "$1" in
@@ -50,6 +54,8 @@ while (($#)); do
     --bwd-resume) bwd_resume=${2:?--bwd-resume needs a CSV}; shift ;;
     --bench-args) bench_args=${2?--bench-args needs a string}; shift ;;
     --tune-db) tune_db=${2:?--tune-db needs a database file}; shift ;;
+    --sweep-gpus) sweep_gpus=${2:?--sweep-gpus needs a list such as 0,1}; shift ;;
+    --sweep-metrics) sweep_metrics=${2:?--sweep-metrics needs none, basic or full}; shift ;;
     -*) die "unknown option '$1' (see --help)" ;;
     *) [[ -z $outdir ]] || die "one OUTDIR expected; got '$outdir' and '$1'"; outdir=$1 ;;
   esac
@@ -199,11 +205,12 @@ smoke_sweep() {
 }
 
 # The anchor sweep behind the committed dispatch table: every fused forward variant on every
-# forward anchor row, exhaustive, with a lighter protocol than the precise default (5472
-# trials must fit in a few minutes): 3 warm-up calls, 10..40 samples to a 2% spread.
+# forward anchor row, exhaustive, with a lighter protocol than the precise default (171 rows x
+# 48 variants of a GDN_VARIANTS=all build = 8208 trials must fit in minutes): 3 warm-up calls,
+# 10..40 samples to a 2% spread.
 anchor_sweep() {  # database, metrics (basic: SM utilisation; none: timing only), [--resume]
   "$gdnlab" sweep --space default --shapes fwd_anchors --variants 'gdn_fwd_sm90_fused*' \
-    --strategy exhaustive --metrics "$2" --no-progress --db "$1" ${3:+"$3"} \
+    --strategy exhaustive --metrics "$2" --no-progress --db "$1" ${3:+"$3"} --gpus "$sweep_gpus" \
     --warmup 3 --min-samples 10 --max-samples 40 --target-spread 0.02 --time-cap-ms 1000
 }
 
@@ -218,7 +225,7 @@ tune() {
   else
     rm -f "$outdir/tuning.sqlite"
   fi
-  anchor_sweep "$outdir/tuning.sqlite" basic $resume || return 1
+  anchor_sweep "$outdir/tuning.sqlite" "$sweep_metrics" $resume || return 1
   "$gdnlab" report --db "$outdir/tuning.sqlite" --format table
   rm -rf "$outdir/table"
   "$gdnlab" export --db "$outdir/tuning.sqlite" --out "$outdir/table" || return 1
