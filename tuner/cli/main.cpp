@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "gdn/gdn.h"
+#include "gdn/tuner/sweep.hpp"
 
 namespace gdn::cli {
 int usage_error(const std::string& sub, const std::string& message) {
@@ -14,7 +15,9 @@ int usage_error(const std::string& sub, const std::string& message) {
 
 int main(int argc, char** argv) {
   CLI::App app{"gdnlab: sweep, verify, profile and select Gated DeltaNet kernel variants"};
-  app.set_version_flag("--version", std::string("gdnlab ") + gdn_version());
+  const auto build = gdn::tuner::this_build();
+  app.set_version_flag("--version", std::string("gdnlab ") + gdn_version() + " (git " + build.git_sha +
+                                        ", variant set " + build.variant_set + ")");
   app.require_subcommand(1);
   gdn::cli::Action run;
   gdn::cli::add_devices(app, run);

@@ -7,9 +7,7 @@
 #include "gdn/problems/api_problem.hpp"
 #include "gdn/profiler/device_info.hpp"
 
-#ifndef GDN_GIT_SHA
-#define GDN_GIT_SHA "unknown"
-#endif
+#include "gdn_git_sha.h"  // GDN_GIT_SHA, generated at build time (tuner/write_git_sha.cmake)
 #ifndef GDN_BUILD_FLAGS
 #define GDN_BUILD_FLAGS ""
 #endif
@@ -141,6 +139,14 @@ void attach_replay(SweepPlan& plan, const SweepOptions& o) {
 
 }  // namespace
 
+db::BuildRecord this_build() {
+  db::BuildRecord b;
+  b.git_sha = GDN_GIT_SHA;
+  b.flags = GDN_BUILD_FLAGS;
+  b.variant_set = GDN_VARIANT_SET;
+  return b;
+}
+
 SweepPlan make_plan(const SweepOptions& o) {
   SweepPlan plan;
   if (!o.replay_db.empty()) {
@@ -150,9 +156,7 @@ SweepPlan make_plan(const SweepOptions& o) {
   plan.variants = resolve_space(o.space, o.variant_filter);
   plan.problems = shape_set_problems(o.shapes);
   plan.device = gpu_device(o.gpus);
-  plan.build.git_sha = GDN_GIT_SHA;
-  plan.build.flags = GDN_BUILD_FLAGS;
-  plan.build.variant_set = GDN_VARIANT_SET;
+  plan.build = this_build();
   plan.implementable = [](const SpaceEntry& v, const PlannedProblem& p) -> gdn::Implementable {
     const auto* variant = gdn::find_variant(v.record.name);
     if (!variant) return {false, "not compiled into this build"};

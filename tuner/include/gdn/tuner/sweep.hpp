@@ -43,4 +43,9 @@ SweepOutcome run_sweep(const SweepOptions& options, const SweepEnvironment& env)
 
 std::string format_outcome(const SweepOutcome& o);
 
+// Provenance of this gdnlab build, as a GPU sweep records it: the commit it was built from
+// (read at build time, "-dirty" with uncommitted changes), the kernel-shaping options and the
+// variant set.
+db::BuildRecord this_build();
+
 }  // namespace gdn::tuner
