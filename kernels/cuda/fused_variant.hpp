@@ -15,8 +15,11 @@ inline constexpr int kCompiledBlockV[] = {32, 64};
 // through it, plus every variant the default rule can pick in the GDN_VARIANTS=all build (the
 // rule takes 2 stages, 64 columns only at one CTA per SM with CP off, 32 columns with either
 // warp layout and any CP segment), so shapes the table does not cover get the same variant in
-// both builds. A variant is a config, not a kernel: the list costs no compile time.
-// tests/kernels/dispatch checks that the table's variants are all here.
+// both builds. A variant is a config, not a kernel: the list costs no compile time. The last
+// entry is for the tests: the smoke table they export from the bundled database
+// (tests/data/smoke_h200.sqlite) names it; the rule never reaches it (same choice, earlier s2).
+// tests/kernels/dispatch checks that the table's variants are all here, and
+// tests/kernels/cuda/test_default_list.cpp that the rule picks as in the all build.
 constexpr KernelConfig two_stage(int block_v, WarpRoles roles, int cp_segment_chunks) {
   return {.family = Family::Fused, .block_v = block_v, .stages = 2, .roles = roles,
           .cp_segment_chunks = cp_segment_chunks};
@@ -28,6 +31,7 @@ inline constexpr KernelConfig kDefaultFusedConfigs[] = {
     two_stage(32, kPc, 0), two_stage(32, kPc, 4), two_stage(32, kPc, 8), two_stage(32, kPc, 16),
     two_stage(32, kPc, 32), two_stage(32, kPc, 64), two_stage(32, kPc, 128), two_stage(32, kPc, 256),
     two_stage(64, kPc, 0), two_stage(64, kPc, 64), two_stage(64, kPc, 128), two_stage(64, kPc, 256),
+    {.family = Family::Fused, .block_v = 32, .stages = 3},
 };
 
 consteval bool all_valid(std::span<const KernelConfig> configs) {
