@@ -47,6 +47,10 @@ static_assert(all_valid(kDefaultFusedConfigs), "a default fused config fails che
 // Visible from libgdn.so (a CPU test counts the full space with it).
 __attribute__((visibility("default"))) Implementable fused_config_built(const KernelConfig& config);
 
-std::unique_ptr<Variant> make_fused_variant(const KernelConfig& config);
+// A fused variant of any config fused_config_built accepts, registered or not. Visible from
+// libgdn.so: a GPU test compares a producer/consumer variant with its cooperative twin even in
+// a build that registers only the former.
+__attribute__((visibility("default"))) std::unique_ptr<Variant> make_fused_variant(
+    const KernelConfig& config);
 
 }  // namespace gdn::fused
