@@ -60,10 +60,8 @@ TEST(FusedRoles, ProducerConsumerEqualsCooperativeBitForBit) {
   };
   WorstErrors worst;
   for (size_t i = 0; i < std::size(cases); ++i) {
-    CaseOptions opt;
-    opt.with_h0 = cases[i].with_h0;
-    opt.with_dht = false;
-    const RandomCase c = make_random_case(cases[i].shape, derive_seed(seed, i), opt);
+    const RandomCase c =
+        make_random_case(cases[i].shape, derive_seed(seed, i), CaseOptions::forward(cases[i].with_h0));
     const ref::FwdOutputs r = ref::oracle_forward(c.shape, c.inputs);
     const DeviceCase dc(c, i % 2 == 1);
     for (const Variant* v : pc) {

@@ -51,9 +51,7 @@ TEST_F(StagedForward, EdgeSetMatchesOracle) {
   const std::vector<ShapeCase> shapes = edge_cases(128, 128);
   std::vector<std::future<std::pair<RandomCase, ref::FwdOutputs>>> jobs;
   for (size_t i = 0; i < shapes.size(); ++i) {
-    CaseOptions opt;
-    opt.with_h0 = shapes[i].with_h0;
-    opt.with_dht = false;
+    CaseOptions opt = CaseOptions::forward(shapes[i].with_h0);
     opt.dtype = i % 5 == 4 ? HalfType::FP16 : HalfType::BF16;  // fp16 on a few cases
     jobs.push_back(std::async(std::launch::async, [&shapes, i, seed, opt] {
       RandomCase c = make_random_case(shapes[i].shape, derive_seed(seed, i), opt);
@@ -80,9 +78,7 @@ TEST_F(StagedForward, AnchorSampleMatchesOracleOnHeadSlices) {
   WorstErrors worst;
   const std::vector<ShapeCase> shapes = anchor_sample_cases(128, 128);
   for (size_t i = 0; i < shapes.size(); ++i) {
-    CaseOptions opt;
-    opt.with_h0 = shapes[i].with_h0;
-    opt.with_dht = false;
+    CaseOptions opt = CaseOptions::forward(shapes[i].with_h0);
     opt.with_reference = false;
     const RandomCase c = make_random_case(shapes[i].shape, derive_seed(seed, i), opt);
     const std::vector<SlicedReference> refs = forward_references(

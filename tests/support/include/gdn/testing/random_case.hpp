@@ -30,6 +30,14 @@ struct CaseOptions {
   bool with_dht = true;             // false: empty dht (no gradient through the final state)
   // false: leave inputs/grads empty (huge GPU-only cases whose reference is not computed).
   bool with_reference = true;
+
+  // A forward-only case: no dht, h0 as asked.
+  static CaseOptions forward(bool with_h0) {
+    CaseOptions o;
+    o.with_h0 = with_h0;
+    o.with_dht = false;
+    return o;
+  }
 };
 
 // What a GPU test copies to the device; sizes as in gdn.h.
