@@ -1,12 +1,11 @@
 #include "gate_inputs.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
-#include <thread>
 
+#include "gdn/parallel_for.hpp"
 #include "gdn/tuner/strategy.hpp"
 
 namespace gdn::tuner {
@@ -72,18 +71,9 @@ std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t tensor, std::uint64_
 
 template <class F>
 void for_each_block(std::int64_t count, std::int64_t block, F f) {  // f(block index, begin, end)
-  const std::int64_t blocks = (count + block - 1) / block;
-  if (blocks <= 0) return;
-  const auto threads = static_cast<std::int64_t>(
-      std::clamp<unsigned>(std::thread::hardware_concurrency(), 1u, 64u));
-  std::atomic<std::int64_t> next{0};
-  auto work = [&] {
-    for (std::int64_t b; (b = next.fetch_add(1)) < blocks;) f(b, b * block, std::min(count, (b + 1) * block));
-  };
-  std::vector<std::thread> pool;
-  for (std::int64_t i = 1; i < std::min(threads, blocks); ++i) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  ref::parallel_for((count + block - 1) / block, 0, [&](std::int64_t b) {
+    f(b, b * block, std::min(count, (b + 1) * block));
+  });
 }
 
 enum Tensor : std::uint64_t { kQ = 1, kK, kV, kDecay, kGates, kH0 };
@@ -118,7 +108,6 @@ constexpr std::int64_t kValueBlock = std::int64_t{1} << 20;
 
 GateInputs make_gate_inputs(std::int64_t rows, int Hk, int Hv, int K, int V, std::int64_t n_seqs,
                             gdn_dtype dt, std::uint64_t seed, bool with_ref) {
-  to_half_bits(0.f, dt);  // a bad dtype throws here, not inside a worker thread
   GateInputs in;
   auto* R = with_ref ? &in.reference : nullptr;
   normalised_rows(seed, kQ, rows * Hk, K, dt, in.q, R ? &R->q : nullptr);
