@@ -118,7 +118,8 @@ Database Database::open(const std::string& path, const OpenOptions& options) {
   const FileIdentity id = read_identity(db);
   check_identity(id, path);
   if (id.user_version < target) {
-    if (options.read_only)
+    // Read-only: a file at least kOldestReadableVersion is read as it is, unmigrated.
+    if (options.read_only && id.user_version < kOldestReadableVersion)
       throw DbError(DbError::Kind::NeedsMigration,
                     "results database '" + path + "' has schema version " +
                         std::to_string(id.user_version) + " (current " +

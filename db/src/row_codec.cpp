@@ -21,7 +21,12 @@ std::string prefixed(std::string_view alias, std::string_view columns) {
 
 std::string_view family_text(gdn::Family f) { return f == gdn::Family::Staged ? "staged" : "fused"; }
 std::string_view roles_text(gdn::WarpRoles r) {
-  return r == gdn::WarpRoles::Cooperative ? "cooperative" : "producer_consumer";
+  switch (r) {
+    case gdn::WarpRoles::Cooperative: return "cooperative";
+    case gdn::WarpRoles::ProducerConsumer: return "producer_consumer";
+    case gdn::WarpRoles::ColumnWarps: return "column_warps";  // schema version 3 on
+  }
+  return "unknown";  // not a WarpRoles value: the roles CHECK refuses it at insert
 }
 
 namespace {
@@ -68,6 +73,7 @@ VariantRecord read_variant(const Statement& s, int c) {
   const std::string roles = s.text(c + 6);
   if (roles == "cooperative") v.config.roles = gdn::WarpRoles::Cooperative;
   else if (roles == "producer_consumer") v.config.roles = gdn::WarpRoles::ProducerConsumer;
+  else if (roles == "column_warps") v.config.roles = gdn::WarpRoles::ColumnWarps;
   else bad_stored("variants.roles", roles);
   v.config.consumer_regs = s.integer(c + 7);
   v.config.cp_segment_chunks = s.integer(c + 8);

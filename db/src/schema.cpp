@@ -1,6 +1,10 @@
 #include "schema.hpp"
 
+#include <sqlite3.h>
+
 #include <string>
+
+#include "statement.hpp"
 
 namespace gdn::db {
 
@@ -169,10 +173,69 @@ CREATE TABLE overrides (
 ) STRICT;
 )sql";
 
+// Version 3: variants.roles also accepts 'column_warps' (gdn::WarpRoles::ColumnWarps). SQLite
+// cannot alter a CHECK, so the table is rebuilt (the procedure of sqlite.org/lang_altertable.html,
+// section 7): same columns, constraints and ids, rows copied, then renamed over the old one.
+// results.variant_id names the table, not the copy, so it refers to the new table afterwards.
+// migrate() runs every migration with foreign keys off and checks them before the commit.
+// Reads are unchanged: a version-2 file reads as is (kOldestReadableVersion).
+constexpr const char* kVersion3 = R"sql(
+CREATE TABLE variants_v3 (
+  id                INTEGER PRIMARY KEY,
+  name              TEXT    NOT NULL CHECK (name <> ''),
+  pass              TEXT    NOT NULL CHECK (pass IN ('fwd', 'bwd')),
+  family            TEXT    NOT NULL CHECK (family IN ('staged', 'fused')),
+  block_v           INTEGER NOT NULL,
+  stages            INTEGER NOT NULL,
+  roles             TEXT    NOT NULL CHECK (roles IN ('cooperative', 'producer_consumer',
+                                                      'column_warps')),
+  consumer_regs     INTEGER NOT NULL,
+  cp_segment_chunks INTEGER NOT NULL,
+  chains_per_cta    INTEGER NOT NULL,
+  UNIQUE (name, pass)
+) STRICT;
+INSERT INTO variants_v3 (id, name, pass, family, block_v, stages, roles, consumer_regs,
+                         cp_segment_chunks, chains_per_cta)
+  SELECT id, name, pass, family, block_v, stages, roles, consumer_regs, cp_segment_chunks,
+         chains_per_cta
+  FROM variants;
+DROP TABLE variants;
+ALTER TABLE variants_v3 RENAME TO variants;
+)sql";
+
 // kMigrations[i] produces version i + 1.
-constexpr const char* kMigrations[] = {kVersion1, kVersion2};
+constexpr const char* kMigrations[] = {kVersion1, kVersion2, kVersion3};
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration per schema version");
+
+// Turns foreign-key enforcement off for its lifetime and restores what it was (also when a
+// migration throws: declared before the Transaction, it is restored after the rollback).
+class ForeignKeysOff {
+ public:
+  explicit ForeignKeysOff(Database& db)
+      : db_(db), was_on_(query_int64(db, "PRAGMA foreign_keys") != 0) {
+    db_.exec("PRAGMA foreign_keys = OFF");
+  }
+  ForeignKeysOff(const ForeignKeysOff&) = delete;
+  ForeignKeysOff& operator=(const ForeignKeysOff&) = delete;
+  ~ForeignKeysOff() {
+    if (was_on_) sqlite3_exec(db_.handle(), "PRAGMA foreign_keys = ON", nullptr, nullptr, nullptr);
+  }
+
+ private:
+  Database& db_;
+  bool was_on_;
+};
+
+// A migration must leave every reference resolving; the Transaction rolls back otherwise.
+void check_foreign_keys(const Database& db, int version) {
+  Statement s(db, "PRAGMA foreign_key_check");
+  if (s.step())
+    throw DbError(DbError::Kind::Constraint,
+                  "migrating '" + db.path() + "' to schema version " + std::to_string(version) +
+                      ": table " + s.text(0) + " row " + std::to_string(s.int64(1)) +
+                      " refers to a missing row of " + s.text(2));
+}
 
 }  // namespace
 
@@ -182,8 +245,15 @@ void migrate(Database& db, int from_version, int to_version) {
                   "migrate: target schema version must be in [1, " +
                       std::to_string(kSchemaVersion) + "], got " + std::to_string(to_version));
   for (int version = from_version + 1; version <= to_version; ++version) {
+    // Foreign keys off while a table is rebuilt (a DROP of a referenced table fails with them
+    // on, deferred or not); the pragma is a no-op inside a transaction, so it is set around it.
+    ForeignKeysOff fk_off(db);
     Transaction tx(db);
+    // Another connection may have migrated the file since it was opened: the write lock is
+    // held now, so the version read here is the one this migration would replace.
+    if (query_int64(db, "PRAGMA user_version") >= version) continue;
     db.exec(kMigrations[version - 1]);
+    check_foreign_keys(db, version);
     if (version == 1) db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
     db.exec("PRAGMA user_version = " + std::to_string(version));
     tx.commit();

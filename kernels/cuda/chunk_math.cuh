@@ -59,6 +59,12 @@ __device__ __forceinline__ void chunk_reverse_cumsum_warp0(const float* in, floa
 //                                                (3, 2, 1 blocks, one warp each)
 // Each 16 x 16 x 16 block product is register-tiled on one warp: lane owns row lane % 16 and
 // columns 8 (lane / 16) .. + 7 (8 accumulators), A row read as 4 float4, B as 2 float4 per step.
+// The caller sequences the phases (fwd_prepare.cu: the diagonal blocks go to registers first,
+// so other warps can still read X's bytes meanwhile): diagonal_block_inverse on warps 0-3,
+// store_diagonal_block, a block barrier, invert_off_diagonal_blocks. Only the blocks on and
+// below the diagonal of X are written (and read): X is lower triangular.
+// n.ld and x.ld multiples of 4 with 16-byte aligned rows; scratch: kScratchFloats floats,
+// 16-byte aligned.
 namespace inverse64 {
 
 constexpr int kBlock = 16;
@@ -104,12 +110,12 @@ __device__ __forceinline__ void store_block(float* dst, int ld, const float (&ac
       make_float4(scale * acc[4], scale * acc[5], scale * acc[6], scale * acc[7]);
 }
 
-// X_bb = (I + N_bb)^-1 for diagonal block b by forward substitution (one warp; lanes >= 16 idle).
-// Terms with k < c multiply zeros of X, so the sum equals the scalar one from k = c.
-__device__ __forceinline__ void invert_diagonal_block(SmemMat n, SmemMat x, int b) {
+// Column `lane` (lanes < 16) of X_bb = (I + N_bb)^-1 for diagonal block b, by forward
+// substitution into registers (one warp; lanes >= 16 leave xc untouched). Terms with k < c
+// multiply zeros of X, so the sum equals the scalar one from k = c.
+__device__ __forceinline__ void diagonal_block_inverse(SmemMat n, int b, float (&xc)[kBlock]) {
   const int c = threadIdx.x % 32, base = kBlock * b;
   if (c >= kBlock) return;
-  float xc[kBlock];
 #pragma unroll
   for (int r = 0; r < kBlock; ++r) {
     float s = 0.f;
@@ -117,31 +123,20 @@ __device__ __forceinline__ void invert_diagonal_block(SmemMat n, SmemMat x, int 
     for (int k = 0; k < r; ++k) s = fmaf(n(base + r, base + k), xc[k], s);
     xc[r] = r < c ? 0.f : (r == c ? 1.f : -s);
   }
+}
+
+__device__ __forceinline__ void store_diagonal_block(SmemMat x, int b, const float (&xc)[kBlock]) {
+  const int c = threadIdx.x % 32, base = kBlock * b;
+  if (c >= kBlock) return;
 #pragma unroll
   for (int r = 0; r < kBlock; ++r) x(base + r, base + c) = xc[r];
 }
 
-}  // namespace inverse64
-
-// X = (I + N)^-1 for a strictly lower triangular 64 x 64 N (entries on and above the
-// diagonal of N are ignored). X is unit lower triangular; the whole 64 x 64 of X is written.
-// n.ld and x.ld multiples of 4 with 16-byte aligned rows; scratch: inverse64::kScratchFloats
-// floats, 16-byte aligned. Needs every thread of a block of >= 8 warps; ends synchronised.
-__device__ inline void invert_unit_lower_64(SmemMat n, SmemMat x, float* scratch) {
-  using namespace inverse64;
+// The blocks below the diagonal, by block distance d = 1, 2, 3 (warps 0 .. 3 - d, one block
+// each): X_ij = -X_ii sum_{k=j}^{i-1} N_ik X_kj. Needs X's diagonal blocks written and every
+// thread of a block of >= 8 warps; ends synchronised.
+__device__ inline void invert_off_diagonal_blocks(SmemMat n, SmemMat x, float* scratch) {
   const int warp = threadIdx.x / 32;
-  if (warp < 4) {
-    invert_diagonal_block(n, x, warp);
-  } else {
-    // Warps 4..7 zero the six blocks above the diagonal (X is lower triangular).
-    for (int e = threadIdx.x - 128; e < 6 * kBlock * kBlock; e += 128) {
-      const int blk = e / (kBlock * kBlock), i = blk < 3 ? 0 : (blk < 5 ? 1 : 2);
-      const int j = blk < 3 ? 1 + blk : (blk < 5 ? blk - 1 : 3);
-      const int rr = (e / kBlock) % kBlock, cc = e % kBlock;
-      x(kBlock * i + rr, kBlock * j + cc) = 0.f;
-    }
-  }
-  __syncthreads();
 #pragma unroll
   for (int d = 1; d < 4; ++d) {
     if (warp < 4 - d) {
@@ -159,6 +154,8 @@ __device__ inline void invert_unit_lower_64(SmemMat n, SmemMat x, float* scratch
     __syncthreads();
   }
 }
+
+}  // namespace inverse64
 
 // Loads a chunk's rows of a [Ttot, H, 128] input (q, k, v or do) into a 64 x 128 fp32 tile;
 // rows >= len are zero, so padded rows drop out of every product.

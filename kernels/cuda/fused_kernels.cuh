@@ -22,6 +22,14 @@ cudaError_t launch_chunk_loop_pc(const FusedParams& p, unsigned items, cudaStrea
 template <int BV>
 const void* chunk_loop_pc_symbol(bool bf16);
 
+// The column-warp chunk loop (Output mode only) over grid (items, Hv, V / BV), BV / 16 warps:
+// fused_chunk_loop_cw_v64.cu, fused_chunk_loop_cw_v128.cu. Reads the prepare kernel's
+// scores16 and gate_ef besides tbeta16.
+template <int BV>
+cudaError_t launch_chunk_loop_cw(const FusedParams& p, unsigned items, cudaStream_t stream);
+template <int BV>
+const void* chunk_loop_cw_symbol(bool bf16);
+
 // Exact context parallelism (fused_cp.cu).
 // Segment table: sequence n gets max(1, ceil(chunks_n / seg_chunks)) segments of at most
 // seg_chunks chunks; seg_first [N + 1] is their scan, segs [max_segs] the entries (unused

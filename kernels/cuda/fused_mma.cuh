@@ -67,6 +67,19 @@ __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void* p) {
                : "r"(smem_addr(p)));
 }
 
+// The same two loads from a shared-memory byte address.
+__device__ __forceinline__ void ldsm_x4_at(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+__device__ __forceinline__ void ldsm_x4_trans_at(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
 __device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -84,28 +97,71 @@ struct SmemTile16 {
   }
 };
 
+// A 16-bit matrix in shared memory with kCols columns (64 or 128: rows of 128 or 256 bytes),
+// unpadded, its 16-byte column groups XOR-swizzled by the row: element (r, c) lives in group
+// (c / 8) ^ (r % 8) of row r. Eight consecutive rows at one logical group land in eight
+// distinct 16-byte bank groups, so ldmatrix (plain or .trans) and the 16-byte cp.async fills
+// are free of bank conflicts without the padding SmemTile16 spends (which keeps the
+// column-warp loop's 2-stage ring at two CTAs per SM).
+template <int kCols>
+struct SwizzledTile16 {
+  static_assert(kCols == 64 || kCols == 128, "rows of 128 or 256 bytes");
+  uint16_t* p;
+  __device__ __forceinline__ uint16_t* at(int r, int c) const {
+    return p + r * kCols + (((c >> 3) ^ (r & 7)) << 3) + (c & 7);
+  }
+  static constexpr size_t bytes(int rows) { return size_t(rows) * kCols * 2; }
+  static constexpr uint32_t kRowBytes = kCols * 2;
+
+  // The same placement as shared-memory byte addresses, for tiles at 256-byte aligned bases:
+  // with a lane's row start R (a multiple of the row bytes) and its physical group
+  // g = (c / 8) ^ (r % 8) < row bytes / 16, the address is R + 16 g = R ^ 16 g. For fragments
+  // at row r0 (multiple of 8) and column c0 (multiple of 16), r % 8 is the lane's own and
+  // c / 8 = c0 / 8 | the lane's group bit, so the address is ((lane base) ^ 2 c0) + r0 * row
+  // bytes: one XOR per column step and an immediate offset per row step.
+  __device__ __forceinline__ uint32_t addr() const { return smem_addr(p); }
+  // ldmatrix lanes of load_b_nk / load_a_trans: row lane % 8 + 8 (lane / 16), group (lane / 8) % 2.
+  __device__ __forceinline__ uint32_t frag_nk(int r0, int c0) const {
+    const int lane = threadIdx.x % 32;
+    const uint32_t base = (addr() + (lane % 8 + 8 * (lane / 16)) * kRowBytes) ^
+                          ((((lane / 8) % 2) ^ (lane % 8)) << 4);
+    return (base ^ (2 * c0)) + r0 * kRowBytes;
+  }
+  // ldmatrix lanes of load_b_kn: row lane % 8 + 8 ((lane / 8) % 2), group lane / 16.
+  __device__ __forceinline__ uint32_t frag_kn(int r0, int c0) const {
+    const int lane = threadIdx.x % 32;
+    const uint32_t base = (addr() + (lane % 8 + 8 * ((lane / 8) % 2)) * kRowBytes) ^
+                          (((lane / 16) ^ (lane % 8)) << 4);
+    return (base ^ (2 * c0)) + r0 * kRowBytes;
+  }
+};
+
 // A fragment of rows [r0, r0+16) x cols [k0, k0+16) of a row-major tile.
-__device__ __forceinline__ void load_a(uint32_t (&a)[4], const SmemTile16& t, int r0, int k0) {
+template <class Tile>
+__device__ __forceinline__ void load_a(uint32_t (&a)[4], const Tile& t, int r0, int k0) {
   const int lane = threadIdx.x % 32;
   ldsm_x4(a, t.at(r0 + lane % 16, k0 + (lane / 16) * 8));
 }
 
 // A fragment of A = X^T, where the tile stores X (rows = the product's depth k, columns = m):
 // rows m0..m0+15 of A, depth k0..k0+15.
-__device__ __forceinline__ void load_a_trans(uint32_t (&a)[4], const SmemTile16& t, int m0, int k0) {
+template <class Tile>
+__device__ __forceinline__ void load_a_trans(uint32_t (&a)[4], const Tile& t, int m0, int k0) {
   const int lane = threadIdx.x % 32;
   ldsm_x4_trans(a, t.at(k0 + lane % 8 + (lane / 16) * 8, m0 + ((lane / 8) % 2) * 8));
 }
 
 // B fragments of two n-tiles (n0..n0+7 -> b[0], b[1]; n0+8..n0+15 -> b[2], b[3]) at depth
 // k0..k0+15, when the tile stores B row-major (rows = depth k, columns = n).
-__device__ __forceinline__ void load_b_kn(uint32_t (&b)[4], const SmemTile16& t, int k0, int n0) {
+template <class Tile>
+__device__ __forceinline__ void load_b_kn(uint32_t (&b)[4], const Tile& t, int k0, int n0) {
   const int lane = threadIdx.x % 32;
   ldsm_x4_trans(b, t.at(k0 + lane % 8 + ((lane / 8) % 2) * 8, n0 + (lane / 16) * 8));
 }
 
 // Same, when the tile stores B^T (rows = n, columns = depth k), e.g. K for Q K^T.
-__device__ __forceinline__ void load_b_nk(uint32_t (&b)[4], const SmemTile16& t, int k0, int n0) {
+template <class Tile>
+__device__ __forceinline__ void load_b_nk(uint32_t (&b)[4], const Tile& t, int k0, int n0) {
   const int lane = threadIdx.x % 32;
   ldsm_x4(b, t.at(n0 + lane % 8 + (lane / 16) * 8, k0 + ((lane / 8) % 2) * 8));
 }
@@ -114,6 +170,11 @@ __device__ __forceinline__ void load_b_nk(uint32_t (&b)[4], const SmemTile16& t,
 // end) without reading the source.
 __device__ __forceinline__ void cp_async_16(void* dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+               "r"(src_bytes));
+}
+
+__device__ __forceinline__ void cp_async_16_at(uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                "r"(src_bytes));
 }
 

@@ -21,6 +21,9 @@ using staged::kV;
 inline constexpr int kThreads = 128;  // 4 warps, Cooperative: every warp does every product
 inline constexpr int kWarps = kThreads / 32;
 inline constexpr int kPcThreads = 256;  // ProducerConsumer: a chain and an output warpgroup
+inline constexpr int kCwWarpCols = 16;  // ColumnWarps: value columns per warp (one m16 tile)
+// ColumnWarps: one warp per 16 columns of the V-block.
+constexpr int cw_threads(int block_v) { return block_v / kCwWarpCols * 32; }
 
 // A run of consecutive chunks of one sequence processed by one CTA (per head, V-block).
 struct Segment {
@@ -51,6 +54,8 @@ struct FusedParams {
   const ChunkInfo* table;
   const float* gcum;
   const uint16_t* tbeta16;  // [chunk, Hv, 64, 64] T diag(beta) in the input dtype
+  const uint16_t* scores16;  // [chunk, Hv, 64, 64] Gam o causal o Q K^T (column-warp loop)
+  const float* gate_ef;      // [chunk, Hv, 2, 64] exp(gamma), exp(gamma_last - gamma) (same)
   const Segment* segs;  // nullptr: one segment per sequence (no CP)
   const float* starts;  // CP: corrected start states
   float* transfer;      // CP pass 1 output
@@ -143,6 +148,49 @@ struct FusedPcSmem {
   }
   __device__ __forceinline__ SmemTile16 vp() const {
     return {reinterpret_cast<uint16_t*>(chain() + 2 * kStateBytes + 3 * kVBytes), Coop::kLdV};
+  }
+};
+
+// Shared memory of the column-warp chunk loop (fused_chunk_loop_cw.cuh): a 2-stage ring, per
+// stage q, k (64 x 128), the V-block (64 x BV), T diag(beta) and P (64 x 64), all 16-bit and
+// swizzled instead of padded, then e and f (2 x 64 fp32). Nothing else: the state, U, W', Vd
+// and O live in each warp's registers. 113 KB at BV = 64, so two CTAs (8 warps) share an SM
+// with the full shared-memory carveout; 129 KB at BV = 128 (one CTA of 8 warps).
+template <int BV>
+struct FusedCwSmem {
+  using QkTile = SwizzledTile16<kK>;
+  using VTile = SwizzledTile16<BV>;
+  using ChunkTile = SwizzledTile16<kC>;
+  static constexpr size_t kQkBytes = QkTile::bytes(kC);
+  static constexpr size_t kVBytes = VTile::bytes(kC);
+  static constexpr size_t kChunkBytes = ChunkTile::bytes(kC);
+  static constexpr size_t kGateBytes = 2 * kC * sizeof(float);
+  static constexpr size_t kStageBytes = 2 * kQkBytes + kVBytes + 2 * kChunkBytes + kGateBytes;
+  static constexpr int kStages = 2;
+  static constexpr size_t bytes() { return kStages * kStageBytes; }
+  static_assert(kStageBytes % 256 == 0 && kQkBytes % 256 == 0 && kVBytes % 256 == 0 &&
+                    kChunkBytes % 256 == 0,
+                "every tile 256-byte aligned: SwizzledTile16's XOR addressing needs it");
+
+  char* base;
+  __device__ __forceinline__ char* stage(int s) const { return base + s * kStageBytes; }
+  __device__ __forceinline__ QkTile q(int s) const {
+    return {reinterpret_cast<uint16_t*>(stage(s))};
+  }
+  __device__ __forceinline__ QkTile k(int s) const {
+    return {reinterpret_cast<uint16_t*>(stage(s) + kQkBytes)};
+  }
+  __device__ __forceinline__ VTile v(int s) const {
+    return {reinterpret_cast<uint16_t*>(stage(s) + 2 * kQkBytes)};
+  }
+  __device__ __forceinline__ ChunkTile t(int s) const {
+    return {reinterpret_cast<uint16_t*>(stage(s) + 2 * kQkBytes + kVBytes)};
+  }
+  __device__ __forceinline__ ChunkTile scores(int s) const {
+    return {reinterpret_cast<uint16_t*>(stage(s) + 2 * kQkBytes + kVBytes + kChunkBytes)};
+  }
+  __device__ __forceinline__ float* ef(int s) const {  // e [64] then f [64]
+    return reinterpret_cast<float*>(stage(s) + 2 * kQkBytes + kVBytes + 2 * kChunkBytes);
   }
 };
 

@@ -13,6 +13,9 @@ struct FusedWorkspace {
   ChunkInfo* table = nullptr;
   float* gcum = nullptr;
   uint16_t* tbeta16 = nullptr;
+  // ColumnWarps only
+  uint16_t* scores16 = nullptr;
+  float* gate_ef = nullptr;
   // CP only
   int64_t max_segs = 0;
   int64_t* seg_first = nullptr;
@@ -24,12 +27,17 @@ struct FusedWorkspace {
 // Upper bound on the segment count: sum_n max(1, ceil(chunks_n / cp)) <= ceil(chunks / cp) + N.
 int64_t max_segments(const Dims& d, int cp) { return (d.max_chunks + cp - 1) / cp + d.num_seqs; }
 
-FusedWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, int cp) {
+FusedWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig& config) {
+  const int cp = config.cp_segment_chunks;
   FusedWorkspace w;
   w.chunk_first = c.take<int64_t>(d.num_seqs + 1);
   w.table = c.take<ChunkInfo>(d.max_chunks);
   w.gcum = c.take<float>(d.Ttot * d.Hv);
   w.tbeta16 = c.take<uint16_t>(d.max_chunks * d.Hv * kC * kC);
+  if (config.roles == WarpRoles::ColumnWarps) {
+    w.scores16 = c.take<uint16_t>(d.max_chunks * d.Hv * kC * kC);
+    w.gate_ef = c.take<float>(d.max_chunks * d.Hv * 2 * kC);
+  }
   if (cp > 0) {
     w.max_segs = max_segments(d, cp);
     w.seg_first = c.take<int64_t>(d.num_seqs + 1);
@@ -40,19 +48,27 @@ FusedWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, int cp) {
   return w;
 }
 
-// The producer/consumer loop runs the Output passes of a ProducerConsumer config; CP pass 1
-// (Transition: no output to split off) always runs the cooperative loop.
+// The producer/consumer and column-warp loops run the Output passes of their configs; CP
+// pass 1 (Transition: no output, the state widened to [M | N]) always runs the cooperative
+// loop, at most 64 columns wide (the widest it is compiled for).
 cudaError_t launch_loop(const FusedParams& p, const KernelConfig& c, int64_t items, int state_cols,
                         cudaStream_t s) {
   const auto n = static_cast<unsigned>(items);
-  const int block_v = c.block_v;
   if (c.roles == WarpRoles::ProducerConsumer && p.mode == Mode::Output) {
-    switch (block_v) {
+    switch (c.block_v) {
       case 32: return launch_chunk_loop_pc<32>(p, n, s);
       case 64: return launch_chunk_loop_pc<64>(p, n, s);
       default: return cudaErrorInvalidValue;
     }
   }
+  if (c.roles == WarpRoles::ColumnWarps && p.mode == Mode::Output) {
+    switch (c.block_v) {
+      case 64: return launch_chunk_loop_cw<64>(p, n, s);
+      case 128: return launch_chunk_loop_cw<128>(p, n, s);
+      default: return cudaErrorInvalidValue;
+    }
+  }
+  const int block_v = c.block_v < 64 ? c.block_v : 64;
   switch (block_v) {
     case 32: return launch_chunk_loop<32>(p, n, static_cast<unsigned>(state_cols / 32), s);
     case 64: return launch_chunk_loop<64>(p, n, static_cast<unsigned>(state_cols / 64), s);
@@ -70,6 +86,14 @@ size_t chunk_loop_pc_smem_bytes(int block_v) {
   }
 }
 
+size_t chunk_loop_cw_smem_bytes(int block_v) {
+  switch (block_v) {
+    case 64: return FusedCwSmem<64>::bytes();
+    case 128: return FusedCwSmem<128>::bytes();
+    default: return 0;
+  }
+}
+
 size_t chunk_loop_smem_bytes(int block_v, int stages) {
   switch (block_v) {
     case 32: return FusedSmem<32>::bytes(stages);
@@ -80,7 +104,7 @@ size_t chunk_loop_smem_bytes(int block_v, int stages) {
 
 size_t fwd_workspace_bytes(const gdn_problem& p, const KernelConfig& c) {
   staged::WorkspaceCarver carver{nullptr};
-  carve(carver, staged::make_dims(p), c.cp_segment_chunks);
+  carve(carver, staged::make_dims(p), c);
   return carver.used;
 }
 
@@ -92,7 +116,7 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   const Dims d = staged::make_dims(p);
   if (d.num_seqs == 0) return GDN_OK;
   staged::WorkspaceCarver carver{static_cast<char*>(a.workspace)};
-  const FusedWorkspace w = carve(carver, d, c.cp_segment_chunks);
+  const FusedWorkspace w = carve(carver, d, c);
 
   cudaError_t err = staged::build_chunk_table(p, d, w.chunk_first, w.table, s);
   if (err == cudaSuccess && d.max_chunks > 0) {
@@ -107,6 +131,8 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     prep.ws.table = w.table;
     prep.ws.gcum = w.gcum;
     prep.ws.tbeta16 = w.tbeta16;  // the fp32 T of the staged family is not needed
+    prep.ws.scores16 = w.scores16;  // ColumnWarps only (else nullptr: not computed)
+    prep.ws.gate_ef = w.gate_ef;
     err = staged::launch_prepare(prep, s);
   }
   FusedParams fp{};
@@ -122,6 +148,8 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   fp.table = w.table;
   fp.gcum = w.gcum;
   fp.tbeta16 = w.tbeta16;
+  fp.scores16 = w.scores16;
+  fp.gate_ef = w.gate_ef;
   fp.stages = c.stages;
   fp.mode = Mode::Output;
   if (c.cp_segment_chunks == 0) {

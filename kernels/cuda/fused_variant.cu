@@ -16,10 +16,56 @@ namespace {
 // Shared memory one CTA may use on sm_90 (227 KB opt-in).
 constexpr size_t kMaxSmemPerBlock = 232448;
 
-bool block_v_compiled(int bv) {
+bool block_v_compiled(int bv, WarpRoles roles) {
+  if (roles == WarpRoles::ColumnWarps) {
+    for (int v : kCompiledCwBlockV)
+      if (v == bv) return true;
+    return false;
+  }
   for (int v : kCompiledBlockV)
     if (v == bv) return true;
   return false;
+}
+
+int loop_threads(const KernelConfig& c) {
+  switch (c.roles) {
+    case WarpRoles::ProducerConsumer: return kPcThreads;
+    case WarpRoles::ColumnWarps: return cw_threads(c.block_v);
+    default: return kThreads;
+  }
+}
+
+size_t loop_smem_bytes(const KernelConfig& c) {
+  switch (c.roles) {
+    case WarpRoles::ProducerConsumer: return chunk_loop_pc_smem_bytes(c.block_v);
+    case WarpRoles::ColumnWarps: return chunk_loop_cw_smem_bytes(c.block_v);
+    default: return chunk_loop_smem_bytes(c.block_v, c.stages);
+  }
+}
+
+// The Output pass's kernel (the one that runs for every problem), bf16 instantiation.
+const void* loop_symbol(const KernelConfig& c) {
+  switch (c.roles) {
+    case WarpRoles::ProducerConsumer:
+      return c.block_v == 32 ? chunk_loop_pc_symbol<32>(true)
+             : c.block_v == 64 ? chunk_loop_pc_symbol<64>(true) : nullptr;
+    case WarpRoles::ColumnWarps:
+      return c.block_v == 64 ? chunk_loop_cw_symbol<64>(true)
+             : c.block_v == 128 ? chunk_loop_cw_symbol<128>(true) : nullptr;
+    default:
+      return c.block_v == 32 ? chunk_loop_symbol<32>(true)
+             : c.block_v == 64 ? chunk_loop_symbol<64>(true) : nullptr;
+  }
+}
+
+const char* roles_description(WarpRoles roles) {
+  switch (roles) {
+    case WarpRoles::ProducerConsumer: return " threads (a chain warpgroup and an output warpgroup)";
+    case WarpRoles::ColumnWarps:
+      return " threads (each warp the whole chunk step of its 16 value columns, state transposed "
+             "in registers; P, T diag(beta) and the exp gates from the prepare kernel)";
+    default: return " threads (4 cooperative warps)";
+  }
 }
 
 class FusedVariant final : public Variant {
@@ -32,11 +78,8 @@ class FusedVariant final : public Variant {
 
   std::string describe() const override {
     std::ostringstream s;
-    const bool pc = config_.roles == WarpRoles::ProducerConsumer;
     s << "fused forward: chunk table, prepare (gamma, T diag(beta)) per chunk, then one CTA of "
-      << (pc ? kPcThreads : kThreads)
-      << (pc ? " threads (a chain warpgroup and an output warpgroup)" : " threads (4 cooperative warps)")
-      << " per (" << (config_.cp_segment_chunks ? "segment" : "sequence")
+      << loop_threads(config_) << roles_description(config_.roles) << " per (" << (config_.cp_segment_chunks ? "segment" : "sequence")
       << ", v-head, " << config_.block_v << "-column V-block) looping over chunks, state in "
       << "registers, mma.sync bf16/fp16 -> fp32, cp.async ring of " << config_.stages << " stages";
     if (config_.cp_segment_chunks)
@@ -66,18 +109,8 @@ class FusedVariant final : public Variant {
 
   Resources resources() const override {
     std::call_once(resources_once_, [this] {
-      // The Output pass's kernel: the one that runs for every problem.
-      const bool pc = config_.roles == WarpRoles::ProducerConsumer;
-      const void* kernel = config_.block_v == 32
-                               ? (pc ? chunk_loop_pc_symbol<32>(true) : chunk_loop_symbol<32>(true))
-                           : config_.block_v == 64
-                               ? (pc ? chunk_loop_pc_symbol<64>(true) : chunk_loop_symbol<64>(true))
-                               : nullptr;
-      resources_ = query_kernel_resources(
-          kernel,
-          pc ? chunk_loop_pc_smem_bytes(config_.block_v)
-             : chunk_loop_smem_bytes(config_.block_v, config_.stages),
-          pc ? kPcThreads : kThreads);
+      resources_ = query_kernel_resources(loop_symbol(config_), loop_smem_bytes(config_),
+                                          loop_threads(config_));
     });
     return resources_;
   }
@@ -96,8 +129,11 @@ Implementable fused_config_built(const KernelConfig& c) {
   if (!check.ok) return {false, check.reason};
   if (c.family != Family::Fused) return {false, "family: this variant is fused"};
   std::ostringstream s;
-  if (!block_v_compiled(c.block_v)) {
-    s << "block_v: the fused chunk loop is compiled for 32 and 64 columns, not " << c.block_v;
+  if (!block_v_compiled(c.block_v, c.roles)) {
+    s << "block_v: the " << (c.roles == WarpRoles::ColumnWarps ? "column-warp" : "fused")
+      << " chunk loop is compiled for "
+      << (c.roles == WarpRoles::ColumnWarps ? "64 and 128" : "32 and 64") << " columns, not "
+      << c.block_v;
     return {false, s.str()};
   }
   if (c.chains_per_cta != 1)
@@ -109,9 +145,15 @@ Implementable fused_config_built(const KernelConfig& c) {
     if (c.consumer_regs != 0)
       return {false, "consumer_regs: the producer/consumer chunk loop does not use setmaxnreg"};
   }
-  const size_t smem = c.roles == WarpRoles::ProducerConsumer
-                          ? chunk_loop_pc_smem_bytes(c.block_v)
-                          : chunk_loop_smem_bytes(c.block_v, c.stages);
+  if (c.roles == WarpRoles::ColumnWarps) {
+    if (c.stages != 2)
+      return {false, "stages: the column-warp chunk loop has a 2-deep ring (a third stage "
+                     "would leave one CTA per SM at 64 columns)"};
+    if (c.consumer_regs != 0)
+      return {false, "consumer_regs: the column-warp chunk loop has no warp roles to split "
+                     "registers between"};
+  }
+  const size_t smem = loop_smem_bytes(c);
   if (smem > kMaxSmemPerBlock) {
     s << "stages: " << c.stages << " ring stages of a " << c.block_v << "-column V-block need "
       << smem << " B of shared memory, more than the " << kMaxSmemPerBlock << " B a CTA can have";

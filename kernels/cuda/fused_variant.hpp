@@ -7,8 +7,11 @@
 
 namespace gdn::fused {
 
-// V-block widths with a compiled chunk loop (fused_chunk_loop_v*.cu).
+// V-block widths with a compiled chunk loop: the cooperative and producer/consumer loops
+// (fused_chunk_loop_v*.cu, fused_chunk_loop_pc_v*.cu) and the column-warp loop
+// (fused_chunk_loop_cw_v*.cu: 16 columns per warp, 4 or 8 warps).
 inline constexpr int kCompiledBlockV[] = {32, 64};
+inline constexpr int kCompiledCwBlockV[] = {64, 128};
 
 // The fused forward variants registered by default (GDN_VARIANTS=default): every variant the
 // committed H200 dispatch table (kernels/tables/) names, so the default build dispatches

@@ -5,7 +5,12 @@
 //   A0 = (I + N)^-1                            gate-free, fp32 (chunk_math.cuh)
 //   T  = Gam o A0 = D A0 D^-1                  -> tmat [chunk, Hv, 64, 64] (fp32, staged)
 //   T diag(beta) in the input dtype            -> tbeta16 [chunk, Hv, 64, 64] (fused)
-// T depends only on k, beta and g, so the backward reuses this kernel unchanged.
+// and, for the column-warp fused loop (when its workspace pointers are set):
+//   P = Gam o causal o (Q K^T) in the input dtype -> scores16 [chunk, Hv, 64, 64]
+//   e = exp(gamma), f = exp(gamma_last - gamma)   -> gate_ef [chunk, Hv, 2, 64]
+// (the loop's products that do not depend on the state, computed once per (chunk, head)
+// instead of once per V-block and chunk step). T depends only on k, beta and g, so the
+// backward reuses this kernel unchanged.
 #include "block_tile.cuh"
 #include "chunk_math.cuh"
 #include "fused_mma.cuh"  // the mma.sync / ldmatrix wrappers (shared with the fused family)
@@ -20,11 +25,12 @@ constexpr int kLdK16 = kK + 8;  // 16-bit k rows, padded 16 bytes: ldmatrix with
 constexpr int kLdMat = kC + 4;   // fp32 64 x 64 rows padded to 16-byte multiples (float4 access)
 
 // 53 KB: four CTAs (32 warps) share an SM. The inverse's scratch reuses k16's bytes: k is dead
-// once N is formed.
+// once N and P are formed; q (16-bit, only when P is wanted) borrows x's bytes until then.
 struct PrepareSmem {
   uint16_t* k16;             // 64 x 128 (16-bit, stride kLdK16); later the inverse's scratch
   SmemMat n, x;              // 64 x 64 (stride kLdMat): N, then X = (I + N)^-1
   float* g;                  // 64
+  float* gl2;                // 64: gamma log2(e), the exponent of exp2 for the gates
   float* beta;               // 64
   __host__ __device__ static PrepareSmem carve(SmemCarver& c) {
     PrepareSmem s;
@@ -32,58 +38,144 @@ struct PrepareSmem {
     s.n = {c.take(kC * kLdMat), kLdMat};
     s.x = {c.take(kC * kLdMat), kLdMat};
     s.g = c.take(kC);
+    s.gl2 = c.take(kC);
     s.beta = c.take(kC);
     return s;
   }
   __device__ float* inverse_scratch() const { return reinterpret_cast<float*>(k16); }
+  __device__ uint16_t* q16() const { return reinterpret_cast<uint16_t*>(x.p); }
 };
+static_assert(kC * kLdMat * 4 >= kC * kLdK16 * 2, "16-bit q must fit in x's bytes");
 static_assert(kC * kLdK16 / 2 >= inverse64::kScratchFloats, "the inverse's scratch must fit in k16");
 
-// 8 consecutive 16-bit values (the dtype's bit patterns) of 8 floats, round to nearest.
-__device__ __forceinline__ uint4 pack8_in(const float (&v)[8], bool bf16) {
-  uint32_t w[4];
+// cp.async of a chunk's 64 rows of a [Ttot, H, 128] 16-bit input (row 0 at src, rows src_stride
+// apart) into a padded 64 x 128 tile; rows >= len are zero-filled. Thread tid keeps column group
+// tid % 16 and rows tid / 16 + 16 i, so every copy is a base plus a constant offset.
+__device__ __forceinline__ void cp_async_rows(uint16_t* dst, const uint16_t* src, int64_t src_stride,
+                                              int len) {
+  constexpr int kGroups = kK / 8, kStep = kThreads / kGroups;
+  const int cg = threadIdx.x % kGroups, r0 = threadIdx.x / kGroups;
+  uint16_t* d0 = dst + r0 * kLdK16 + 8 * cg;
+  const uint16_t* s0 = src + r0 * src_stride + 8 * cg;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const uint32_t lo = bf16 ? __bfloat16_as_ushort(__float2bfloat16(v[2 * i]))
-                             : __half_as_ushort(__float2half(v[2 * i]));
-    const uint32_t hi = bf16 ? __bfloat16_as_ushort(__float2bfloat16(v[2 * i + 1]))
-                             : __half_as_ushort(__float2half(v[2 * i + 1]));
-    w[i] = lo | (hi << 16);
+  for (int i = 0; i < kC / kStep; ++i) {
+    const bool valid = r0 + i * kStep < len;
+    fused::cp_async_16(d0 + i * kStep * kLdK16, valid ? s0 + i * kStep * src_stride : src,
+                       valid ? 16 : 0);
   }
-  return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-// N = StrictLower(diag(beta) K K^T) on the tensor cores. Warp w computes the 16 x 32 tile at
-// rows 16 (w % 4), columns 32 (w / 4) (4 n-tiles of 8; depth 128 in 8 steps of 16); the two
-// tiles wholly above the diagonal skip the products and write zeros.
-template <class Elem>
-__device__ void strict_lower_kkt(const uint16_t* k16, SmemMat n, const float* beta) {
+// Lower-triangular products of two 64 x 128 16-bit tiles on the tensor cores, C = A B^T with
+// depth 128. Warp w computes the 16 x 32 tile at rows 16 (w % 4), columns 32 (w / 4) (4
+// n-tiles of 8; depth in 8 steps of 16); the two tiles wholly above the diagonal skip the
+// products (their accumulators stay zero). Then out(row, col, acc) for every element of the
+// warp's tile, acc the fp32 sum; out masks what lies above the diagonal.
+template <class Elem, class Out>
+__device__ void lower_abt(const uint16_t* a16, const uint16_t* b16, Out out) {
   using Ops = fused::ElemOps<Elem>;
-  const fused::SmemTile16 k{const_cast<uint16_t*>(k16), kLdK16};
+  const fused::SmemTile16 a{const_cast<uint16_t*>(a16), kLdK16};
+  const fused::SmemTile16 b{const_cast<uint16_t*>(b16), kLdK16};
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int r0 = 16 * (warp % 4), c0 = 32 * (warp / 4);
   float acc[4][4] = {};
   if (c0 < r0 + 16) {
 #pragma unroll
     for (int kk = 0; kk < kK / 16; ++kk) {
-      uint32_t a[4];
-      fused::load_a(a, k, r0, 16 * kk);
+      uint32_t af[4];
+      fused::load_a(af, a, r0, 16 * kk);
 #pragma unroll
       for (int np = 0; np < 2; ++np) {
-        uint32_t b[4];
-        fused::load_b_nk(b, k, 16 * kk, c0 + 16 * np);
-        Ops::mma(acc[2 * np], a, b[0], b[1]);
-        Ops::mma(acc[2 * np + 1], a, b[2], b[3]);
+        uint32_t bf[4];
+        fused::load_b_nk(bf, b, 16 * kk, c0 + 16 * np);
+        Ops::mma(acc[2 * np], af, bf[0], bf[1]);
+        Ops::mma(acc[2 * np + 1], af, bf[2], bf[3]);
       }
     }
   }
 #pragma unroll
   for (int nj = 0; nj < 4; ++nj)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int row = r0 + g + (e >= 2 ? 8 : 0), col = c0 + 8 * nj + 2 * t + (e & 1);
-      n(row, col) = row > col ? beta[row] * acc[nj][e] : 0.f;
+    for (int e = 0; e < 4; e += 2) {
+      const int row = r0 + g + (e >= 2 ? 8 : 0), col = c0 + 8 * nj + 2 * t;
+      out(row, col, acc[nj][e], acc[nj][e + 1]);
     }
+}
+
+// N(i, j) = beta_i k_i . k_j for i > j (0 on and above the diagonal).
+template <class Elem>
+__device__ void strict_lower_kkt(const uint16_t* k16, SmemMat n, const float* beta) {
+  lower_abt<Elem>(k16, k16, [&](int row, int col, float a0, float a1) {
+    n(row, col) = row > col ? beta[row] * a0 : 0.f;
+    n(row, col + 1) = row > col + 1 ? beta[row] * a1 : 0.f;
+  });
+}
+
+// P(i, j) = exp(gamma_i - gamma_j) q_i . k_j for i >= j (exp only there, where it is <= 1),
+// rounded once to the input dtype (the gate as exp2 of gamma log2(e), like T's). One
+// warp, rows 16 rb .. 16 rb + 15, all 64 columns (16-column blocks past the diagonal block skip
+// the products and store zeros).                       tile 16 x 64, depth 128
+template <class Elem>
+__device__ void gated_scores_rows(const uint16_t* q16, const uint16_t* k16, const float* gl2,
+                                  uint16_t* out, int rb) {
+  using Ops = fused::ElemOps<Elem>;
+  const fused::SmemTile16 q{const_cast<uint16_t*>(q16), kLdK16};
+  const fused::SmemTile16 k{const_cast<uint16_t*>(k16), kLdK16};
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  float acc[kC / 8][4] = {};
+#pragma unroll
+  for (int kk = 0; kk < kK / 16; ++kk) {
+    uint32_t af[4];
+    fused::load_a(af, q, 16 * rb, 16 * kk);
+#pragma unroll
+    for (int cb = 0; cb < kC / 16; ++cb) {
+      if (cb > rb) continue;  // wholly above the diagonal
+      uint32_t bf[4];
+      fused::load_b_nk(bf, k, 16 * kk, 16 * cb);
+      Ops::mma(acc[2 * cb], af, bf[0], bf[1]);
+      Ops::mma(acc[2 * cb + 1], af, bf[2], bf[3]);
+    }
+  }
+#pragma unroll
+  for (int nj = 0; nj < kC / 8; ++nj)
+#pragma unroll
+    for (int e = 0; e < 4; e += 2) {
+      const int row = 16 * rb + g + (e >= 2 ? 8 : 0), col = 8 * nj + 2 * t;
+      const float p0 = row >= col ? acc[nj][e] * exp2f(gl2[row] - gl2[col]) : 0.f;
+      const float p1 = row >= col + 1 ? acc[nj][e + 1] * exp2f(gl2[row] - gl2[col + 1]) : 0.f;
+      *reinterpret_cast<uint32_t*>(out + row * kC + col) = Ops::pack(p0, p1);
+    }
+}
+
+// T(r, c) = exp(gamma_r - gamma_c) X(r, c) on and below the diagonal (fp32, staged family)
+// and T diag(beta) rounded once to the input dtype (the fused loops' operand), 8 columns per
+// step; groups wholly above the diagonal are zeros without reading X (its upper blocks are
+// never written).
+template <class Elem>
+__device__ void write_t(const PrepareSmem& s, float* t_out, uint16_t* tb_out) {
+  using Ops = fused::ElemOps<Elem>;
+  for (int u = threadIdx.x; u < kC * kC / 8; u += kThreads) {
+    const int r = u / 8, c0 = 8 * (u % 8);
+    float t[8] = {};
+    if (c0 <= r) {
+      const float4 x0 = *reinterpret_cast<const float4*>(&s.x(r, c0));
+      const float4 x1 = *reinterpret_cast<const float4*>(&s.x(r, c0 + 4));
+      const float xv[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+      const float gr = s.gl2[r];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) t[i] = r >= c0 + i ? exp2f(gr - s.gl2[c0 + i]) * xv[i] : 0.f;
+    }
+    if (t_out) {
+      *reinterpret_cast<float4*>(t_out + r * kC + c0) = make_float4(t[0], t[1], t[2], t[3]);
+      *reinterpret_cast<float4*>(t_out + r * kC + c0 + 4) = make_float4(t[4], t[5], t[6], t[7]);
+    }
+    if (tb_out) {
+      uint32_t w[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        w[i] = Ops::pack(t[2 * i] * s.beta[c0 + 2 * i], t[2 * i + 1] * s.beta[c0 + 2 * i + 1]);
+      *reinterpret_cast<uint4*>(tb_out + r * kC + c0) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+  }
 }
 
 size_t prepare_smem_bytes() {
@@ -101,57 +193,69 @@ __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p) {
   SmemCarver carver{smem_raw};
   const PrepareSmem s = PrepareSmem::carve(carver);
 
-  // k rows as they are (16-bit, 16 bytes per copy); rows >= len zero, so they drop out.
-  const uint16_t* k_in = static_cast<const uint16_t*>(p.k);
-  block_for(kC * (kK / 8), [&](int e) {
-    const int r = e / (kK / 8), c = (e % (kK / 8)) * 8;
-    uint4 v = make_uint4(0u, 0u, 0u, 0u);
-    if (r < ci.len)
-      v = *reinterpret_cast<const uint4*>(k_in + ((ci.tok_begin + r) * d.Hk + k_head(d, h)) * kK + c);
-    *reinterpret_cast<uint4*>(s.k16 + r * kLdK16 + c) = v;
-  });
+  // k (and q, when P is wanted, into x's bytes) stream in with cp.async: one group each, so
+  // q's copies overlap the forming of N. Rows >= len are zero, so they drop out.
+  const int64_t row0 = (ci.tok_begin * d.Hk + k_head(d, h)) * kK, row_stride = int64_t(d.Hk) * kK;
+  cp_async_rows(s.k16, static_cast<const uint16_t*>(p.k) + row0, row_stride, ci.len);
+  fused::cp_async_commit();
+  const bool want_scores = p.ws.scores16 != nullptr;
+  if (want_scores)
+    cp_async_rows(s.q16(), static_cast<const uint16_t*>(p.q) + row0, row_stride, ci.len);
+  fused::cp_async_commit();
   if (threadIdx.x < kC) {
     const int r = threadIdx.x;
     const int64_t gi = (ci.tok_begin + r) * d.Hv + h;
     s.g[r] = r < ci.len ? p.g[gi] : 0.f;
     s.beta[r] = r < ci.len ? load_beta(p.beta, gi, d) : 0.f;
   }
+  fused::cp_async_wait(1);  // k landed (this thread's copies; the barrier makes it all)
   __syncthreads();
   chunk_cumsum_warp0(s.g, s.g);
+  if (threadIdx.x < 32) {  // warp 0, after its scan
+    __syncwarp();
+    s.gl2[threadIdx.x] = s.g[threadIdx.x] * 1.4426950408889634f;
+    s.gl2[threadIdx.x + 32] = s.g[threadIdx.x + 32] * 1.4426950408889634f;
+  }
 
   // N(i, j) = beta_i k_i . k_j for i > j.    tile 64 x 64, depth 128
   if (d.in_bf16)
     strict_lower_kkt<__nv_bfloat16>(s.k16, s.n, s.beta);
   else
     strict_lower_kkt<__half>(s.k16, s.n, s.beta);
-  __syncthreads();
+  fused::cp_async_wait(0);
+  __syncthreads();  // N complete; gamma scanned; q landed
 
-  invert_unit_lower_64(s.n, s.x, s.inverse_scratch());
+  // X = (I + N)^-1 in blocks of 16. Warps 0-3 invert the diagonal blocks into registers while
+  // warps 4-7 form P from q (x's bytes) and k; X is written only once both are done.
+  const int warp = threadIdx.x / 32;
+  const int64_t t_off = (int64_t(blockIdx.x) * d.Hv + h) * (kC * kC);
+  float xc[inverse64::kBlock];
+  if (warp < 4) {
+    inverse64::diagonal_block_inverse(s.n, warp, xc);
+  } else if (want_scores) {
+    // P(i, j) = Gam o causal o (q_i . k_j)     tile 64 x 64 (16 rows per warp), depth 128
+    if (d.in_bf16)
+      gated_scores_rows<__nv_bfloat16>(s.q16(), s.k16, s.gl2, p.ws.scores16 + t_off, warp - 4);
+    else
+      gated_scores_rows<__half>(s.q16(), s.k16, s.gl2, p.ws.scores16 + t_off, warp - 4);
+  }
+  if (p.ws.gate_ef && threadIdx.x < kC) {
+    float* ef = p.ws.gate_ef + (int64_t(blockIdx.x) * d.Hv + h) * (2 * kC);
+    ef[threadIdx.x] = expf(s.g[threadIdx.x]);
+    ef[kC + threadIdx.x] = expf(s.g[kC - 1] - s.g[threadIdx.x]);
+  }
+  __syncthreads();  // q (x's bytes) no longer read
+  if (warp < 4) inverse64::store_diagonal_block(s.x, warp, xc);
+  __syncthreads();
+  inverse64::invert_off_diagonal_blocks(s.n, s.x, s.inverse_scratch());  // ends synchronised
 
   if (threadIdx.x < ci.len) p.ws.gcum[(ci.tok_begin + threadIdx.x) * d.Hv + h] = s.g[threadIdx.x];
-  const int64_t t_off = (int64_t(blockIdx.x) * d.Hv + h) * (kC * kC);
   float* t_out = p.ws.tmat ? p.ws.tmat + t_off : nullptr;
   uint16_t* tb_out = p.ws.tbeta16 ? p.ws.tbeta16 + t_off : nullptr;
-  // T(r, c) = exp(gamma_r - gamma_c) X(r, c) on and below the diagonal, 8 columns per step.
-  for (int u = threadIdx.x; u < kC * kC / 8; u += kThreads) {
-    const int r = u / 8, c0 = 8 * (u % 8);
-    const float4 x0 = *reinterpret_cast<const float4*>(&s.x(r, c0));
-    const float4 x1 = *reinterpret_cast<const float4*>(&s.x(r, c0 + 4));
-    const float xv[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
-    float t[8], tb[8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const int c = c0 + i;
-      t[i] = r >= c ? expf(s.g[r] - s.g[c]) * xv[i] : 0.f;
-      // The fused kernel's A operand: T diag(beta) rounded once to the input dtype.
-      tb[i] = t[i] * s.beta[c];
-    }
-    if (t_out) {
-      *reinterpret_cast<float4*>(t_out + r * kC + c0) = make_float4(t[0], t[1], t[2], t[3]);
-      *reinterpret_cast<float4*>(t_out + r * kC + c0 + 4) = make_float4(t[4], t[5], t[6], t[7]);
-    }
-    if (tb_out) *reinterpret_cast<uint4*>(tb_out + r * kC + c0) = pack8_in(tb, d.in_bf16);
-  }
+  if (d.in_bf16)
+    write_t<__nv_bfloat16>(s, t_out, tb_out);
+  else
+    write_t<__half>(s, t_out, tb_out);
 }
 
 }  // namespace

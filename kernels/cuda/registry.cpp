@@ -85,7 +85,8 @@ const Registry& build_registry() {
 constexpr Family kFamilies[] = {Family::Staged, Family::Fused};
 constexpr int kBlockV[] = {32, 64, 128};
 constexpr int kStages[] = {2, 3};
-constexpr WarpRoles kRoles[] = {WarpRoles::Cooperative, WarpRoles::ProducerConsumer};
+constexpr WarpRoles kRoles[] = {WarpRoles::Cooperative, WarpRoles::ProducerConsumer,
+                                 WarpRoles::ColumnWarps};
 constexpr int kConsumerRegs[] = {0, 216, 232, 240};
 constexpr int kCpSegmentChunks[] = {0, 4, 8, 16, 32, 64, 128, 256};
 constexpr int kChains[] = {1, 2};

@@ -5,6 +5,11 @@
 //   tmat   [max_chunks, Hv, 64, 64]  gated inverse T = D A0 D^-1 (lower triangular)
 //   tbeta16 [max_chunks, Hv, 64, 64] 16-bit (dtype of q, k, v) T diag(beta), the A operand of
 //                                    the fused kernel's V_new product (fused forward only)
+//   scores16 [max_chunks, Hv, 64, 64] 16-bit P = Gam o causal o (Q K^T) (unscaled; the
+//                                    column-warp fused loop only)
+//   gate_ef [max_chunks, Hv, 2, 64]  e = exp(gamma), f = exp(gamma_last - gamma) per chunk row
+//                                    (rows past a chunk's end repeat its last gamma; the
+//                                    column-warp fused loop only)
 //   states [max_chunks, Hv, K, V]    state at each chunk's start
 //   vnew   [Ttot, Hv, V]             V_new = T diag(beta) (V - diag(e) K S)
 // backward only:
@@ -25,6 +30,8 @@ struct ChunkWorkspace {
   float* gcum = nullptr;
   float* tmat = nullptr;     // fp32 T; nullptr when only tbeta16 is wanted
   uint16_t* tbeta16 = nullptr;  // 16-bit T diag(beta); nullptr when not wanted
+  uint16_t* scores16 = nullptr;  // 16-bit gated causal Q K^T; nullptr when not wanted
+  float* gate_ef = nullptr;      // exp gates per chunk row; nullptr when not wanted
   float* states = nullptr;
   float* vnew = nullptr;
 };

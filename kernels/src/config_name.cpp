@@ -1,17 +1,26 @@
 // gdn::config_name: the deterministic procedural name of a config.
 //   staged: gdn_fwd_sm90_staged_v64_cp0
 //   fused:  gdn_fwd_sm90_fused_v64_s2_pc_r232_cp16_x2
+// Warp roles: coop (cooperative), pc (producer/consumer), cw (column warps).
 // The register split appears only when set (r0 = compiler default) and chains only when not 1,
 // keeping common names short; every field that distinguishes two configs appears, so two
 // different configs never share a name, invalid ones included (`gdnlab space` lists those).
 #include <sstream>
+#include <string>
 
 #include "gdn/variant_config.hpp"
 
 namespace gdn {
 
 namespace {
-const char* roles_token(WarpRoles r) { return r == WarpRoles::ProducerConsumer ? "pc" : "coop"; }
+std::string roles_token(WarpRoles r) {
+  switch (r) {
+    case WarpRoles::Cooperative: return "coop";
+    case WarpRoles::ProducerConsumer: return "pc";
+    case WarpRoles::ColumnWarps: return "cw";
+  }
+  return "roles" + std::to_string(static_cast<int>(r));  // not a WarpRoles value: still distinct
+}
 }  // namespace
 
 std::string config_name(const KernelConfig& c) {

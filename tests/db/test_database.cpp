@@ -1,11 +1,15 @@
 // Opening, creating and migrating results databases; refusing files that are not ours.
 #include <sqlite3.h>
 
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <vector>
 
 #include "db_fixture.hpp"
 #include "gdn/db/model.hpp"
 #include "gdn/db/selection.hpp"
+#include "scenario.hpp"
 
 namespace gdn::db::test {
 namespace {
@@ -26,6 +30,63 @@ bool has_column(const Database& db, const char* table, const char* column) {
   const bool found = sqlite3_step(s) == SQLITE_ROW;
   sqlite3_finalize(s);
   return found;
+}
+
+// Every row of every query result as text, one line per row ("" for NULL).
+std::vector<std::string> rows_text(const Database& db, const std::string& sql) {
+  sqlite3_stmt* s = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db.handle(), sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sql;
+  std::vector<std::string> out;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    std::string line;
+    for (int c = 0; c < sqlite3_column_count(s); ++c) {
+      const auto* t = sqlite3_column_text(s, c);
+      line += (c ? "|" : "") + std::string(t ? reinterpret_cast<const char*>(t) : "");
+    }
+    out.push_back(std::move(line));
+  }
+  sqlite3_finalize(s);
+  return out;
+}
+
+// Row count of every table.
+std::map<std::string, std::string> table_counts(const Database& db) {
+  std::map<std::string, std::string> counts;
+  for (const std::string& table :
+       rows_text(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"))
+    counts[table] = pragma_text(db, ("SELECT count(*) FROM \"" + table + "\"").c_str());
+  return counts;
+}
+
+// The shape of every table as SQLite reports it: columns (type, NOT NULL, primary key),
+// indexes (names, uniqueness, origin, columns) and foreign keys.
+std::vector<std::string> schema_shape(const Database& db) {
+  std::vector<std::string> out;
+  for (const std::string& table :
+       rows_text(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")) {
+    auto add = [&](const std::string& what, const std::string& sql) {
+      for (const std::string& row : rows_text(db, sql)) out.push_back(table + " " + what + " " + row);
+    };
+    add("column", "SELECT * FROM pragma_table_info('" + table + "')");
+    add("fk", "SELECT * FROM pragma_foreign_key_list('" + table + "')");
+    for (const std::string& index :
+         rows_text(db, "SELECT name FROM pragma_index_list('" + table + "') ORDER BY name")) {
+      add("index", "SELECT name, \"unique\", origin, partial FROM pragma_index_list('" + table +
+                       "') WHERE name = '" + index + "'");
+      add("index " + index, "SELECT * FROM pragma_index_info('" + index + "')");
+    }
+  }
+  return out;
+}
+
+VariantRecord column_warps_variant(const std::string& name) {
+  VariantRecord v;
+  v.name = name;
+  v.config.family = gdn::Family::Fused;
+  v.config.block_v = 64;
+  v.config.stages = 2;
+  v.config.roles = gdn::WarpRoles::ColumnWarps;
+  return v;
 }
 
 DbError::Kind open_error_kind(const std::string& path, const OpenOptions& options, std::string& message) {
@@ -83,7 +144,7 @@ TEST(Database, MigratesVersion1ToCurrentKeepingResults) {
     EXPECT_THROW(v1.exec("SELECT * FROM overrides"), DbError);
   }
   Database db = Database::open(path);
-  EXPECT_EQ(db.schema_version(), 2);
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
   EXPECT_TRUE(has_column(db, "results", "local_bytes"));
   const auto row = result_by_id(db, 1);
   ASSERT_TRUE(row.has_value());
@@ -99,6 +160,142 @@ TEST(Database, ReadOnlyOpenOfOldSchemaAsksForMigration) {
   std::string message;
   EXPECT_EQ(open_error_kind(path, {.read_only = true}, message), DbError::Kind::NeedsMigration);
   EXPECT_NE(message.find("schema version 1"), std::string::npos) << message;
+}
+
+// A version-2 file with a sweep, samples and an override (what every committed database is).
+Scenario write_version2_database(const std::string& path) {
+  Database v2 = Database::open(path, {.migrate_to_version = 2});
+  EXPECT_EQ(v2.schema_version(), 2);
+  const Scenario sc = write_scenario(v2);
+  const Selection sel = select_winners(v2, sc.sweep);
+  EXPECT_FALSE(sel.buckets.empty());
+  if (!sel.buckets.empty())
+    set_override(v2, sc.sweep, sel.buckets[0].key, sel.buckets[0].variant, "pinned for the test");
+  return sc;
+}
+
+TEST(Database, Version2RefusesColumnWarpsVariants) {
+  ScratchDir dir;
+  Database v2 = Database::open(dir.file("v2.db"), {.migrate_to_version = 2});
+  try {
+    ResultsWriter(v2).register_variant(column_warps_variant("gdn_fwd_cw"));
+    FAIL() << "the version-2 roles CHECK should refuse column_warps";
+  } catch (const DbError& e) {
+    EXPECT_EQ(e.kind(), DbError::Kind::Constraint) << e.what();
+  }
+}
+
+TEST(Database, MigratesVersion2To3KeepingEveryRowAndReference) {
+  ScratchDir dir;
+  const std::string path = dir.file("v2.db");
+  const Scenario sc = write_version2_database(path);
+  std::map<std::string, std::string> counts_before;
+  std::vector<std::string> variants_before, results_before, shape_before;
+  {
+    Database v2 = Database::open(path, {.migrate_to_version = 2});
+    counts_before = table_counts(v2);
+    variants_before = rows_text(v2, "SELECT * FROM variants ORDER BY id");
+    results_before = rows_text(v2, "SELECT * FROM results ORDER BY id");
+    shape_before = schema_shape(v2);
+  }
+  EXPECT_EQ(counts_before.at("variants"), "4");
+  EXPECT_EQ(counts_before.at("results"), "20");
+  EXPECT_EQ(counts_before.at("overrides"), "1");
+  EXPECT_NE(counts_before.at("samples"), "0");
+
+  Database db = Database::open(path);
+  EXPECT_EQ(db.schema_version(), 3);
+  EXPECT_EQ(table_counts(db), counts_before);  // no table lost or added (no variants_v3 left)
+  EXPECT_EQ(rows_text(db, "SELECT * FROM variants ORDER BY id"), variants_before);
+  EXPECT_EQ(rows_text(db, "SELECT * FROM results ORDER BY id"), results_before);
+  // Same columns, UNIQUE (name, pass) index and foreign keys as before; only the CHECK differs.
+  EXPECT_EQ(schema_shape(db), shape_before);
+  EXPECT_EQ(pragma_text(db, "PRAGMA foreign_keys"), "1");  // back on after the migration
+  EXPECT_TRUE(rows_text(db, "PRAGMA foreign_key_check").empty());
+  EXPECT_EQ(pragma_text(db, "PRAGMA integrity_check"), "ok");
+  EXPECT_NE(pragma_text(db, "SELECT sql FROM sqlite_master WHERE name = 'variants'").find("'column_warps'"),
+            std::string::npos);
+
+  // results.variant_id still refers to variants: a referenced variant cannot go, and a result
+  // of a variant that does not exist is refused.
+  EXPECT_THROW(db.exec("DELETE FROM variants WHERE id = " + std::to_string(sc.a)), DbError);
+  ResultsWriter w(db);
+  EXPECT_THROW(insert(w, passed(sc.sweep, 999, sc.p[0], 1.0)), DbError);
+  const auto old_row = result_by_id(db, 1);
+  ASSERT_TRUE(old_row.has_value());
+  EXPECT_EQ(old_row->variant.name, "gdn_fwd_A");
+  EXPECT_EQ(old_row->variant.config.roles, gdn::WarpRoles::ProducerConsumer);
+  EXPECT_EQ(list_overrides(db, sc.sweep).size(), 1u);
+
+  // A column_warps variant is now accepted and reads back through the row codec.
+  const std::int64_t cw = w.register_variant(column_warps_variant("gdn_fwd_sm90_fused_v64_s2_cw_cp0"));
+  EXPECT_EQ(w.register_variant(column_warps_variant("gdn_fwd_sm90_fused_v64_s2_cw_cp0")), cw);
+  const InsertedResult inserted = insert(w, passed(sc.sweep, cw, sc.p[0], 0.9));
+  const auto row = result_by_id(db, inserted.result_id);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->variant.name, "gdn_fwd_sm90_fused_v64_s2_cw_cp0");
+  EXPECT_EQ(row->variant.config, column_warps_variant("").config);
+  EXPECT_EQ(format_value(field_value(*row, Field::Roles)), "column_warps");
+  ResultQuery q;
+  q.sweep_id = sc.sweep;
+  q.conditions = {{Field::Roles, CompareOp::Eq, std::string("column_warps")}};
+  const auto rows = query_results(db, q);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].result.id, inserted.result_id);
+}
+
+TEST(Database, FreshAndMigratedDatabasesHaveTheSameSchema) {
+  ScratchDir dir;
+  { Database::open(dir.file("old.db"), {.migrate_to_version = 2}); }
+  const Database migrated = Database::open(dir.file("old.db"));
+  const Database fresh = Database::open(dir.file("new.db"));
+  EXPECT_EQ(rows_text(migrated, "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"),
+            rows_text(fresh, "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"));
+}
+
+TEST(Database, ReadOnlyOpenReadsVersion2WithoutMigrating) {
+  ScratchDir dir;
+  const std::string path = dir.file("v2.db");
+  const Scenario sc = write_version2_database(path);
+  {
+    const Database ro = Database::open(path, {.create_if_missing = false, .read_only = true});
+    EXPECT_EQ(ro.schema_version(), 2);  // read as it is: nothing written
+    ResultQuery q;
+    q.sweep_id = sc.sweep;
+    EXPECT_EQ(query_results(ro, q).size(), 20u);
+    EXPECT_EQ(list_overrides(ro, sc.sweep).size(), 1u);
+  }
+  EXPECT_EQ(Database::open(path, {.read_only = true}).schema_version(), 2);
+  EXPECT_EQ(Database::open(path).schema_version(), kSchemaVersion);  // read-write migrates
+}
+
+// The committed databases (version 2) open read-only as the tools open them (export, gap,
+// report, replay, dashboard) and migrate to the current version keeping every row.
+TEST(Database, CommittedDatabasesOpenReadOnlyAndMigrate) {
+  const char* committed[] = {"tests/data/smoke_h200.sqlite",  // ctest runs in the repository root
+                             "bench/results/h200_2026-11-30_s2/anchors_sweeps_h200.sqlite",
+                             "bench/results/h200_2026-11-30_s3/anchors_sweeps_h200.sqlite"};
+  for (const char* file : committed) {
+    SCOPED_TRACE(file);
+    ASSERT_TRUE(std::filesystem::exists(file));
+    ScratchDir dir;
+    const std::string copy = dir.file("copy.sqlite");
+    std::filesystem::copy_file(file, copy);
+    std::map<std::string, std::string> counts_before;
+    std::vector<std::string> variants_before;
+    {
+      const Database ro = Database::open(copy, {.create_if_missing = false, .read_only = true});
+      EXPECT_GE(ro.schema_version(), kOldestReadableVersion);
+      EXPECT_FALSE(list_sweeps(ro).empty());
+      counts_before = table_counts(ro);
+      variants_before = rows_text(ro, "SELECT * FROM variants ORDER BY id");
+    }
+    const Database db = Database::open(copy, {.create_if_missing = false});
+    EXPECT_EQ(db.schema_version(), kSchemaVersion);
+    EXPECT_EQ(table_counts(db), counts_before);
+    EXPECT_EQ(rows_text(db, "SELECT * FROM variants ORDER BY id"), variants_before);
+    EXPECT_TRUE(rows_text(db, "PRAGMA foreign_key_check").empty());
+  }
 }
 
 TEST(Database, RejectsForeignSqliteDatabase) {

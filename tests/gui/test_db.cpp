@@ -70,7 +70,10 @@ gdn::KernelConfig test_config(int i) {
   c.family = gdn::Family::Fused;
   c.block_v = 32 << (i % 3);
   c.stages = 2 + (i / 3 % 2);
-  c.roles = (i / 2 % 2) ? gdn::WarpRoles::ProducerConsumer : gdn::WarpRoles::Cooperative;
+  constexpr gdn::WarpRoles kRoles[] = {gdn::WarpRoles::Cooperative,
+                                       gdn::WarpRoles::ProducerConsumer,
+                                       gdn::WarpRoles::ColumnWarps};
+  c.roles = kRoles[i / 2 % 3];
   c.consumer_regs = c.roles == gdn::WarpRoles::ProducerConsumer ? 24 + 8 * (i / 7 % 30) : 0;
   c.cp_segment_chunks = (i / 11 % 4) == 0 ? 0 : (4 << (i / 11 % 4));
   c.chains_per_cta = 1 + (i / 13 % 2);
@@ -83,7 +86,8 @@ std::string test_variant_name(const gdn::KernelConfig& c, int i) {
   if (c.family == gdn::Family::Fused) {
     name += "_s" + std::to_string(c.stages);
     name += c.roles == gdn::WarpRoles::ProducerConsumer ? "_pc_r" + std::to_string(c.consumer_regs)
-                                                        : "_coop";
+            : c.roles == gdn::WarpRoles::ColumnWarps    ? std::string("_cw")
+                                                        : std::string("_coop");
     name += "_x" + std::to_string(c.chains_per_cta);
   }
   name += "_cp" + std::to_string(c.cp_segment_chunks);
@@ -96,7 +100,9 @@ double synthetic_latency_ms(int i, const db::ProblemRecord& p, int sweep_index) 
   double factor = c.family == gdn::Family::Staged ? 2.2 : 1.0;
   factor *= c.block_v == 64 ? 1.0 : (c.block_v == 128 ? 1.12 : 1.25);
   factor *= c.stages == 3 ? 0.94 : 1.0;
-  factor *= c.roles == gdn::WarpRoles::ProducerConsumer ? 0.9 : 1.0;
+  factor *= c.roles == gdn::WarpRoles::ProducerConsumer ? 0.9
+            : c.roles == gdn::WarpRoles::ColumnWarps    ? 0.85
+                                                        : 1.0;
   factor *= (c.cp_segment_chunks != 0 && p.num_seqs == 1) ? 0.8 : 1.0;
   factor *= 1.0 + 0.05 * unit_noise(std::uint64_t(i) * 7919 + std::uint64_t(p.row_index));
   if (sweep_index == 1 && p.total_tokens >= 8192) factor *= 0.95;  // the "new build" is faster

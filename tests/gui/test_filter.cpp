@@ -59,7 +59,8 @@ TEST(Filter, AgreesWithQueryResultsRowForRow) {
   const char* filters[] = {"block_v=64",          "outcome!=Passed",     "p50<0.05",
                            "p50>=0.05 stages=3",  "FUSED",               "roles~producer",
                            "sm_busy_pct=null",    "registers!=null",     "h_qk>16 family=staged",
-                           "message~signal",      "local_bytes>0",       "tensor<30"};
+                           "message~signal",      "local_bytes>0",       "tensor<30",
+                           "roles=column_warps"};
   for (const char* text : filters) {
     const ParsedFilter f = parse_filter(text);
     ASSERT_TRUE(f.ok()) << text << ": " << f.error;

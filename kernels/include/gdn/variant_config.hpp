@@ -19,7 +19,10 @@ enum class Family : std::uint8_t { Staged = 0, Fused = 1 };
 // Warp-role layouts of the fused family.
 //  Cooperative:      every warpgroup does every matrix product of a chunk.
 //  ProducerConsumer: one TMA producer warp, math warpgroups split the per-chunk chain.
-enum class WarpRoles : std::uint8_t { Cooperative = 0, ProducerConsumer = 1 };
+//  ColumnWarps:      every warp owns 16 value columns and runs the whole chunk step for them
+//                    (recurrence and output) on a transposed state in registers; warps share
+//                    only the shared-memory ring, no barrier between them inside a chunk.
+enum class WarpRoles : std::uint8_t { Cooperative = 0, ProducerConsumer = 1, ColumnWarps = 2 };
 
 struct KernelConfig {
   Family family = Family::Staged;
@@ -63,7 +66,7 @@ constexpr ConfigCheck check_config(const KernelConfig& c) {
       return {false, "the staged family has no ring, roles, register split or chain knobs"};
   }
   if (c.family == Family::Fused) {
-    if (c.roles == WarpRoles::Cooperative && c.consumer_regs != 0)
+    if (c.roles != WarpRoles::ProducerConsumer && c.consumer_regs != 0)
       return {false, "setmaxnreg needs the producer/consumer warp roles"};
   }
   return {true, ""};

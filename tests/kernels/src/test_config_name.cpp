@@ -32,6 +32,14 @@ TEST(ConfigName, MatchesTheDocumentedExamples) {
   fused.chains_per_cta = 1;
   fused.stages = 3;
   EXPECT_EQ(gdn::config_name(fused), "gdn_fwd_sm90_fused_v64_s3_coop_cp16");
+
+  fused.roles = WarpRoles::ColumnWarps;
+  fused.stages = 2;
+  fused.cp_segment_chunks = 0;
+  EXPECT_EQ(gdn::config_name(fused), "gdn_fwd_sm90_fused_v64_s2_cw_cp0");
+
+  staged.roles = WarpRoles::ColumnWarps;  // invalid, but named apart from the valid one
+  EXPECT_EQ(gdn::config_name(staged), "gdn_fwd_sm90_staged_v64_cw_cp0");
 }
 
 TEST(ConfigName, IsUniqueOverTheWholeGrid) {
@@ -40,7 +48,8 @@ TEST(ConfigName, IsUniqueOverTheWholeGrid) {
   for (Family family : {Family::Staged, Family::Fused})
     for (int block_v : {32, 64, 128})
       for (int stages : {2, 3})
-        for (WarpRoles roles : {WarpRoles::Cooperative, WarpRoles::ProducerConsumer})
+        for (WarpRoles roles :
+             {WarpRoles::Cooperative, WarpRoles::ProducerConsumer, WarpRoles::ColumnWarps})
           for (int regs : {0, 232, 240})
             for (int cp : {0, 4, 16, 256})
               for (int chains : {1, 2}) {

@@ -16,7 +16,13 @@ inline constexpr std::int32_t kApplicationId = 0x67646E6C;
 // Current schema version (PRAGMA user_version). History:
 //   1: devices, builds, variants, problems, sweeps, results, samples, pm_samples
 //   2: results.local_bytes (spill bytes) and the selection-override table
-inline constexpr int kSchemaVersion = 2;
+//   3: variants.roles also accepts 'column_warps' (the CHECK widened; table rebuilt)
+inline constexpr int kSchemaVersion = 3;
+// The oldest schema version a read-only open reads as it is: the migrations after it only
+// widened a CHECK, so every table and column a reader uses is there. Older files are
+// DbError::NeedsMigration when opened read-only (a read-write open migrates them).
+inline constexpr int kOldestReadableVersion = 2;
+static_assert(kOldestReadableVersion >= 1 && kOldestReadableVersion <= kSchemaVersion);
 
 // Every database failure: the message names the file and what was expected vs found.
 class DbError : public std::runtime_error {
@@ -26,7 +32,7 @@ class DbError : public std::runtime_error {
     NotADatabase,    // not SQLite, or corrupt
     ForeignSchema,   // an SQLite file, but not a gdnlab results database
     TooNew,          // written by a newer gdnlab (user_version > kSchemaVersion)
-    NeedsMigration,  // older schema, opened read-only
+    NeedsMigration,  // schema older than kOldestReadableVersion, opened read-only
     Locked,          // busy timeout expired
     Constraint,      // a row broke a constraint (bad value, unknown id)
     Invalid,         // a bad argument to the db API (names the argument)
@@ -42,7 +48,8 @@ class DbError : public std::runtime_error {
 
 struct OpenOptions {
   bool create_if_missing = true;  // false: a missing file is DbError::Missing
-  bool read_only = false;         // no migration, no writes (dashboard on someone else's file)
+  bool read_only = false;         // no migration, no writes (dashboard on someone else's file);
+                                  // reads files of kOldestReadableVersion on as they are
   int busy_timeout_ms = 5000;     // how long to wait for another connection's write lock
   // Tests only: build the schema up to this version instead of kSchemaVersion (to make an
   // "old" database for migration tests). 0 = current.
