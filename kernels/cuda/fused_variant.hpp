@@ -16,19 +16,24 @@ inline constexpr int kCompiledCwBlockV[] = {64, 128};
 // The fused forward variants registered by default (GDN_VARIANTS=default): every variant the
 // committed H200 dispatch table (kernels/tables/) names, so the default build dispatches
 // through it, plus every variant the default rule can pick in the GDN_VARIANTS=all build (the
-// rule takes 2 stages, 64 columns only at one CTA per SM with CP off, 32 columns with either
-// warp layout and any CP segment), so shapes the table does not cover get the same variant in
-// both builds. A variant is a config, not a kernel: the list costs no compile time. The last
-// entry is for the tests: the smoke table they export from the bundled database
-// (tests/data/smoke_h200.sqlite) names it; the rule never reaches it (same choice, earlier s2).
-// tests/kernels/dispatch checks that the table's variants are all here, and
-// tests/kernels/cuda/test_default_list.cpp that the rule picks as in the all build.
+// rule takes the column-warp loop whenever one is implementable: 64 columns at any CP segment,
+// 128 columns without CP), so shapes the table does not cover get the same variant in both
+// builds. The producer/consumer and cooperative entries keep the other layouts in the default
+// build: the rule's fallbacks where a build has no column-warp variant, the GPU tests' layout
+// comparison (FusedRoles), and, last, the variant the smoke table of the tests names (exported
+// from the bundled tests/data/smoke_h200.sqlite). A variant is a config, not a kernel: the list
+// costs no compile time. tests/kernels/dispatch checks that the table's variants are all here,
+// and tests/kernels/cuda/test_default_list.cpp that the rule picks as in the all build.
 constexpr KernelConfig two_stage(int block_v, WarpRoles roles, int cp_segment_chunks) {
   return {.family = Family::Fused, .block_v = block_v, .stages = 2, .roles = roles,
           .cp_segment_chunks = cp_segment_chunks};
 }
-inline constexpr WarpRoles kCoop = WarpRoles::Cooperative, kPc = WarpRoles::ProducerConsumer;
+inline constexpr WarpRoles kCoop = WarpRoles::Cooperative, kPc = WarpRoles::ProducerConsumer,
+                           kCw = WarpRoles::ColumnWarps;
 inline constexpr KernelConfig kDefaultFusedConfigs[] = {
+    two_stage(64, kCw, 0), two_stage(64, kCw, 4), two_stage(64, kCw, 8), two_stage(64, kCw, 16),
+    two_stage(64, kCw, 32), two_stage(64, kCw, 64), two_stage(64, kCw, 128), two_stage(64, kCw, 256),
+    two_stage(128, kCw, 0),
     two_stage(32, kCoop, 0), two_stage(32, kCoop, 4), two_stage(32, kCoop, 8), two_stage(32, kCoop, 16),
     two_stage(32, kCoop, 32), two_stage(32, kCoop, 64), two_stage(32, kCoop, 128), two_stage(32, kCoop, 256),
     two_stage(32, kPc, 0), two_stage(32, kPc, 4), two_stage(32, kPc, 8), two_stage(32, kPc, 16),

@@ -7,6 +7,11 @@
 // So the rule, step by step, each step narrowing the candidates:
 //   1. family:  the fused family when one is compiled and implementable (state in registers,
 //               one launch); the staged decomposition is the correctness baseline, the fallback.
+//      layout:  the column-warp loop (WarpRoles::ColumnWarps) when one remains: on the H200 it
+//               beat the producer/consumer and cooperative loops on every shape of the session-4
+//               loop bench (bench/results/h200_2026-11-30_s4/fused_bench.txt; e.g. 8192x4 at
+//               16/64 heads 1.95 ms against 2.79 and 4.14) and won every bucket of the session-4
+//               anchor sweep. Steps 2-5 then choose among its block_v and CP segments.
 //   2. block_v: splitting V creates more CTAs but each V-block repeats the K-side work of its
 //               chunk (k k^T, the inverse, the gate products). Take the largest block_v whose
 //               CTA count, chains * V / block_v, fills at least 3/4 of the CTA slots (SMs x the
@@ -23,7 +28,10 @@
 //               segment that still splits. Otherwise CP off, when such a variant exists.
 //               (H200, 32-column blocks: 1x32768 tokens with 8 heads, 32 CTAs, ran best with
 //               128-chunk segments, 1.0 ms against 1.9 ms unsplit; 4x8192 with 8 heads, 128
-//               CTAs, ran best unsplit.)
+//               CTAs, ran best unsplit.) For the column-warp loop the slots of this step are
+//               the SMs (one CTA each), not its two CTAs per SM: its CP pass 1 runs the
+//               cooperative loop over 2V columns, whose work grows with the segment count
+//               (1x32768 tokens, 8 heads: 64-chunk segments 1.01 ms, 32-chunk 1.22 ms).
 //   4. chains per CTA: two interleaved chains hide each other's serial latency but halve the
 //               CTA count, so only when at least two full waves of CTAs exist.
 //   5. warp roles: the layout with the most warps resident per SM (CTAs per SM x threads per
@@ -91,12 +99,18 @@ int choose_block_v(const SelectionInput& in, const Pool& pool) {
   return *block_vs.begin();
 }
 
+bool all_column_warps(const Pool& pool) {
+  for (const Variant* v : pool)
+    if (v->config().roles != WarpRoles::ColumnWarps) return false;
+  return true;
+}
+
 // Returns the chosen cp_segment_chunks (0 = off).
 int choose_cp_segment(const SelectionInput& in, int block_v, const Pool& pool) {
   const std::set<int> segments = values_of(pool, &KernelConfig::cp_segment_chunks);
   const bool off_available = segments.count(0) != 0;
   const int64_t ctas = ctas_without_cp(in, block_v);
-  const int64_t slots = cta_slots(in, pool, block_v);
+  const int64_t slots = all_column_warps(pool) ? int64_t{in.sm_count} : cta_slots(in, pool, block_v);
   if (4 * ctas >= slots && off_available) return 0;
   const int64_t longest_chunks = ceil_div(in.longest, kChunk);
   // Only the longest sequence is counted: it is the critical path, the others add CTAs.
@@ -143,6 +157,7 @@ const Variant* select_default_variant(const SelectionInput& in,
   if (implementable.empty()) return nullptr;
   Pool pool(implementable.begin(), implementable.end());
   pool = keep_if(pool, [](const KernelConfig& c) { return c.family == Family::Fused; });
+  pool = keep_if(pool, [](const KernelConfig& c) { return c.roles == WarpRoles::ColumnWarps; });
 
   const int block_v = choose_block_v(in, pool);
   pool = keep_if(pool, [&](const KernelConfig& c) { return c.block_v == block_v; });

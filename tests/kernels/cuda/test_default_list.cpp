@@ -2,7 +2,8 @@
 // the GDN_VARIANTS=all build, so a shape the committed table does not cover runs the same
 // variant in both builds (the table's own variants are checked by CommittedTable). Checked over
 // fake variants that carry each layout's resources as measured on the H200
-// (bench/results/h200_2026-11-30_s3/resources.txt and ctest_gpu.log) on a grid of shapes and
+// (bench/results/h200_2026-11-30_s3/resources.txt and ctest_gpu.log; the column-warp loop
+// from session 4) on a grid of shapes and
 // SM counts, without a device.
 #include <gtest/gtest.h>
 
@@ -23,12 +24,17 @@ using gdn::WarpRoles;
 // sm_90: 228 KiB shared per SM, 1 KiB reserved per CTA, 64 Ki registers, 2048 threads, 32 CTAs.
 constexpr gdn::SmLimits kHopper{233472, 1024, 65536, 2048, 32};
 
-// Registers and shared bytes of each chunk-loop layout on the H200 (session 3 build).
+// Registers and shared bytes of each chunk-loop layout on the H200 (session 3 build; the
+// column-warp loop: session 4, ptxas -v and FusedCwSmem).
 gdn::Variant::Resources h200_resources(const KernelConfig& c) {
   gdn::Variant::Resources r;
   const bool pc = c.roles == WarpRoles::ProducerConsumer;
   r.threads = pc ? 256 : 128;
-  if (pc) {
+  if (c.roles == WarpRoles::ColumnWarps) {
+    r.threads = c.block_v / 16 * 32;
+    r.registers = c.block_v == 64 ? 255 : 252;
+    r.shared_bytes = c.block_v == 64 ? 115712 : 132096;
+  } else if (pc) {
     r.registers = c.block_v == 32 ? 168 : 251;
     r.shared_bytes = c.block_v == 32 ? 139776 : 180736;
   } else {

@@ -204,6 +204,33 @@ TEST(DefaultSelection, EqualWarpsTakeProducerConsumerOnlyAtOneCtaPerSm) {
   EXPECT_EQ(unknown.pick(shape(8, 1024, 8)), gdn::config_name(coop));
 }
 
+TEST(DefaultSelection, TakesTheColumnWarpLoopWhenThereIsOne) {
+  const KernelConfig cw = fused(64, 0, 1, WarpRoles::ColumnWarps);
+  const KernelConfig pc = fused(64, 0, 1, WarpRoles::ProducerConsumer);
+  const KernelConfig coop = fused(32, 0, 1, WarpRoles::Cooperative);
+  // Whatever the resources say about the others (more resident warps, registry order first).
+  const Space space({{pc, resident(1, 256)}, {coop, resident(4, 128)}, {cw, resident(2, 128)}});
+  EXPECT_EQ(space.pick(shape(1, 32768, 64)), gdn::config_name(cw));
+  EXPECT_EQ(space.pick(shape(8, 1024, 8)), gdn::config_name(cw));
+  // Without one, the other steps as before (64 columns fill 3/4 of the producer/consumer's
+  // 132 slots with 128 CTAs).
+  const Space without({{pc, resident(1, 256)}, {coop, resident(4, 128)}});
+  EXPECT_EQ(without.pick(shape(8, 1024, 8)), gdn::config_name(pc));
+}
+
+TEST(DefaultSelection, ColumnWarpContextParallelismCountsOneCtaPerSm) {
+  // 1 x 8 chains x 2 V-blocks of 64 columns: 16 CTAs. Against one CTA per SM (132 slots)
+  // 64-chunk segments of 32768 tokens (8 x 16 = 128 CTAs) are the longest that fill 3/4;
+  // counted at the loop's two CTAs per SM (264 slots) it would take 32-chunk segments.
+  const auto cw = [](int cp) { return fused(64, cp, 1, WarpRoles::ColumnWarps); };
+  const auto pc = [](int cp) { return fused(64, cp, 1, WarpRoles::ProducerConsumer); };
+  const Space cw_space({{cw(32), resident(2, 128)}, {cw(64), resident(2, 128)}});
+  EXPECT_EQ(cw_space.pick(shape(1, 32768, 8)), gdn::config_name(cw(64)));
+  // The other layouts keep counting their resident CTAs.
+  const Space pc_space({{pc(32), resident(2, 256)}, {pc(64), resident(2, 256)}});
+  EXPECT_EQ(pc_space.pick(shape(1, 32768, 8)), gdn::config_name(pc(32)));
+}
+
 TEST(DefaultSelection, IsDeterministicAndUsesRegistryOrderLast) {
   KernelConfig a = fused(64);
   KernelConfig b = fused(64);
