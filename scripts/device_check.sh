@@ -148,6 +148,12 @@ export TRITON_CACHE_DIR=$REPO/.carry/triton_cache
 export TRITON_CACHE_AUTOTUNING=1
 mkdir -p "$TRITON_CACHE_DIR"
 export PYTHONUNBUFFERED=1
+# The commit of the build that runs: what its gdnlab recorded at build time (`gdnlab --version`:
+# "gdnlab 0.1.0 (git <sha>, ...)"). The checkout's HEAD is only the fallback: a copied working
+# tree can carry a stale .git (session 4 read an older HEAD than the carried build's).
+if [[ -z ${GDN_GIT_SHA:-} && -x $build_dir/gdnlab ]]; then
+  GDN_GIT_SHA=$("$build_dir/gdnlab" --version 2>/dev/null | sed -n 's/.*(git \([0-9a-f]\{7,\}\).*/\1/p')
+fi
 if [[ -z ${GDN_GIT_SHA:-} ]]; then
   GDN_GIT_SHA=$(git -C "$REPO" rev-parse --verify -q HEAD 2>/dev/null) ||
     GDN_GIT_SHA="unknown (no commit or no .git here; pass GDN_GIT_SHA)"
