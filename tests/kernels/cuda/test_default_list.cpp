@@ -32,7 +32,7 @@ gdn::Variant::Resources h200_resources(const KernelConfig& c) {
   r.threads = pc ? 256 : 128;
   if (c.roles == WarpRoles::ColumnWarps) {
     r.threads = c.block_v / 16 * 32;
-    r.registers = c.block_v == 64 ? 255 : 252;
+    r.registers = c.block_v == 64 ? 255 : 253;
     r.shared_bytes = c.block_v == 64 ? 115712 : 132096;
   } else if (pc) {
     r.registers = c.block_v == 32 ? 168 : 251;
