@@ -11,6 +11,7 @@
 #include "block_tile.cuh"
 #include "chunk_math.cuh"
 #include "staged_kernels.cuh"
+#include "launch_smem.cuh"
 
 namespace gdn::staged {
 namespace {
@@ -137,9 +138,8 @@ __global__ void __launch_bounds__(kThreads, 1) dstate_bwd_kernel(BwdParams p) {
 template <int BV>
 cudaError_t launch(const BwdParams& p, cudaStream_t stream) {
   const size_t smem = dstate_smem_bytes<BV>();
-  cudaError_t err = cudaFuncSetAttribute(dstate_bwd_kernel<BV>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem));
+  const cudaError_t err =
+      opt_into_shared_memory(reinterpret_cast<const void*>(dstate_bwd_kernel<BV>), smem);
   if (err != cudaSuccess) return err;
   const dim3 grid(static_cast<unsigned>(p.f.d.num_seqs), p.f.d.Hv, kV / BV);
   dstate_bwd_kernel<BV><<<grid, kThreads, smem, stream>>>(p);

@@ -16,6 +16,7 @@
 #include "block_tile.cuh"
 #include "chunk_math.cuh"
 #include "staged_kernels.cuh"
+#include "launch_smem.cuh"
 
 namespace gdn::staged {
 namespace {
@@ -280,8 +281,8 @@ __global__ void __launch_bounds__(kThreads, 1) local_bwd_kernel(BwdParams p) {
 }  // namespace
 
 cudaError_t launch_local_bwd(const BwdParams& p, cudaStream_t stream) {
-  cudaError_t err = cudaFuncSetAttribute(local_bwd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(kSmemBytes));
+  const cudaError_t err =
+      opt_into_shared_memory(reinterpret_cast<const void*>(local_bwd_kernel), kSmemBytes);
   if (err != cudaSuccess) return err;
   const dim3 grid(static_cast<unsigned>(p.f.d.max_chunks), p.f.d.Hv);
   local_bwd_kernel<<<grid, kThreads, kSmemBytes, stream>>>(p);

@@ -17,6 +17,7 @@
 
 #include "fused_chunk_steps.cuh"
 #include "gdn/variant_config.hpp"
+#include "launch_smem.cuh"
 
 namespace gdn::fused {
 
@@ -117,15 +118,9 @@ cudaError_t launch_chunk_loop_typed(const FusedParams& p, unsigned items, unsign
   static_assert(check_config(KernelConfig{.family = Family::Fused, .block_v = BV}).ok,
                 "block_v outside the valid fused space");
   const size_t smem = FusedSmem<BV>::bytes(p.stages);
-  cudaError_t err = cudaFuncSetAttribute(chunk_loop_kernel<BV, Elem>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem));
-  // All of the unified L1/shared array as shared memory: the carveout the driver would pick
-  // for one CTA leaves no room for a second resident one (the kernel streams through L2).
-  if (err == cudaSuccess)
-    err = cudaFuncSetAttribute(chunk_loop_kernel<BV, Elem>,
-                               cudaFuncAttributePreferredSharedMemoryCarveout,
-                               cudaSharedmemCarveoutMaxShared);
+  // Two CTAs per SM (the kernel streams through L2, it has no use for L1).
+  const cudaError_t err = opt_into_shared_memory(
+      reinterpret_cast<const void*>(chunk_loop_kernel<BV, Elem>), smem, Carveout::MaxShared);
   if (err != cudaSuccess) return err;
   const dim3 grid(items, static_cast<unsigned>(p.d.Hv), col_blocks);
   chunk_loop_kernel<BV, Elem><<<grid, kThreads, smem, stream>>>(p);

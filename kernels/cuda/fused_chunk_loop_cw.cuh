@@ -21,6 +21,7 @@
 #pragma once
 
 #include "fused_chunk_steps.cuh"
+#include "launch_smem.cuh"
 
 namespace gdn::fused {
 
@@ -270,12 +271,9 @@ template <int BV, class Elem>
 cudaError_t launch_chunk_loop_cw_typed(const FusedParams& p, unsigned items, cudaStream_t stream) {
   const auto kernel = chunk_loop_cw_kernel<BV, Elem>;
   const size_t smem = FusedCwSmem<BV>::bytes();
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem));
-  // Two 113 KB CTAs per SM at BV = 64 need the whole shared-memory carveout.
-  if (err == cudaSuccess)
-    err = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                               cudaSharedmemCarveoutMaxShared);
+  // Two 113 KB CTAs per SM at BV = 64.
+  const cudaError_t err =
+      opt_into_shared_memory(reinterpret_cast<const void*>(kernel), smem, Carveout::MaxShared);
   if (err != cudaSuccess) return err;
   const dim3 grid(items, static_cast<unsigned>(p.d.Hv), static_cast<unsigned>(kV / BV));
   kernel<<<grid, cw_threads(BV), smem, stream>>>(p);

@@ -24,6 +24,7 @@
 #include "fused_chunk_steps.cuh"
 #include "fused_named_barrier.cuh"
 #include "gdn/variant_config.hpp"
+#include "launch_smem.cuh"
 
 namespace gdn::fused {
 
@@ -144,9 +145,8 @@ __global__ void __launch_bounds__(kPcThreads, 1) chunk_loop_pc_kernel(FusedParam
 template <int BV, class Elem>
 cudaError_t launch_chunk_loop_pc_typed(const FusedParams& p, unsigned items, cudaStream_t stream) {
   const size_t smem = FusedPcSmem<BV>::bytes();
-  cudaError_t err = cudaFuncSetAttribute(chunk_loop_pc_kernel<BV, Elem>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem));
+  const cudaError_t err =
+      opt_into_shared_memory(reinterpret_cast<const void*>(chunk_loop_pc_kernel<BV, Elem>), smem);
   if (err != cudaSuccess) return err;
   const dim3 grid(items, static_cast<unsigned>(p.d.Hv), static_cast<unsigned>(kV / BV));
   chunk_loop_pc_kernel<BV, Elem><<<grid, kPcThreads, smem, stream>>>(p);

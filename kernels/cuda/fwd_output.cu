@@ -6,6 +6,7 @@
 #include "block_tile.cuh"
 #include "chunk_math.cuh"
 #include "staged_kernels.cuh"
+#include "launch_smem.cuh"
 
 namespace gdn::staged {
 namespace {
@@ -79,8 +80,7 @@ __global__ void __launch_bounds__(kThreads) output_kernel(FwdParams p) {
 
 cudaError_t launch_output(const FwdParams& p, cudaStream_t stream) {
   const size_t smem = output_smem_bytes();
-  cudaError_t err = cudaFuncSetAttribute(output_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem));
+  const cudaError_t err = opt_into_shared_memory(reinterpret_cast<const void*>(output_kernel), smem);
   if (err != cudaSuccess) return err;
   const dim3 grid(static_cast<unsigned>(p.d.max_chunks), p.d.Hv, kV / kBlockV);
   output_kernel<<<grid, kThreads, smem, stream>>>(p);

@@ -15,6 +15,7 @@
 #include "chunk_math.cuh"
 #include "fused_mma.cuh"  // the mma.sync / ldmatrix wrappers (shared with the fused family)
 #include "staged_kernels.cuh"
+#include "launch_smem.cuh"
 
 namespace gdn::staged {
 namespace {
@@ -262,12 +263,9 @@ __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p) {
 
 cudaError_t launch_prepare(const FwdParams& p, cudaStream_t stream) {
   const size_t smem = prepare_smem_bytes();
-  cudaError_t err = cudaFuncSetAttribute(prepare_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem));
   // 53 KB per CTA: the full shared carveout keeps four CTAs (32 warps) on an SM.
-  if (err == cudaSuccess)
-    err = cudaFuncSetAttribute(prepare_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                               cudaSharedmemCarveoutMaxShared);
+  const cudaError_t err = opt_into_shared_memory(reinterpret_cast<const void*>(prepare_kernel),
+                                                 smem, Carveout::MaxShared);
   if (err != cudaSuccess) return err;
   const dim3 grid(static_cast<unsigned>(p.d.max_chunks), p.d.Hv);
   prepare_kernel<<<grid, kThreads, smem, stream>>>(p);
