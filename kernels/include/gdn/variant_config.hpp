@@ -13,12 +13,13 @@ namespace gdn {
 //  Staged: the multi-kernel decomposition (chunk cumsum, gate-free inverse, state recurrence,
 //          output), each a separate launch; the correctness baseline.
 //  Fused:  one CTA per (sequence or segment, v-head, V-block) loops over chunks, state in
-//          registers, TMA ring + wgmma, warp-specialised.
+//          registers, a cp.async ring and mma.sync products, in one of three warp layouts.
 enum class Family : std::uint8_t { Staged = 0, Fused = 1 };
 
 // Warp-role layouts of the fused family.
 //  Cooperative:      every warpgroup does every matrix product of a chunk.
-//  ProducerConsumer: one TMA producer warp, math warpgroups split the per-chunk chain.
+//  ProducerConsumer: a chain warpgroup runs the recurrence (and streams the chunks in) while
+//                    an output warpgroup computes the previous chunk's output.
 //  ColumnWarps:      every warp owns 16 value columns and runs the whole chunk step for them
 //                    (recurrence and output) on a transposed state in registers; warps share
 //                    only the shared-memory ring, no barrier between them inside a chunk.
