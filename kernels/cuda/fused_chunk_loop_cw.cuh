@@ -93,13 +93,6 @@ __device__ __forceinline__ void pack_a(uint32_t (&a)[4], const float (&C)[N][4],
   a[3] = Ops::pack(s8 * C[2 * kk + 1][2], s9 * C[2 * kk + 1][3]);
 }
 
-// Offset of element (r, c) in a swizzled BV-column tile (SwizzledTile16<BV>::at); rows
-// r + 8 m add the constant 8 m BV.
-template <int BV>
-__device__ __forceinline__ int cw_swizzled(int r, int c) {
-  return r * BV + (((c >> 3) ^ (r & 7)) << 3) + (c & 7);
-}
-
 template <int BV, class Elem>
 __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
     chunk_loop_cw_kernel(FusedParams p) {
@@ -115,6 +108,7 @@ __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
   const int vw = kCwWarpCols * warp;  // this warp's first column within the V-block
   extern __shared__ __align__(1024) char smem_raw[];  // tiles 256-byte aligned (SwizzledTile16)
   const FusedCwSmem<BV> sm{smem_raw};
+  using VTile = typename FusedCwSmem<BV>::VTile;
   const auto unit = [](int) { return 1.f; };
 
   // S^T from h0 (or zero) on a sequence's first segment, else the segment's fixed-up start.
@@ -224,16 +218,16 @@ __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
       const uint32_t lo = Ops::pack(d.scale * O[nj][0], d.scale * O[nj][1]);
       const uint32_t hi = Ops::pack(d.scale * O[nj][2], d.scale * O[nj][3]);
       uint16_t* const rows = vt + 8 * nj * BV;
-      rows[cw_swizzled<BV>(2 * t, vw + g)] = static_cast<uint16_t>(lo & 0xffffu);
-      rows[cw_swizzled<BV>(2 * t + 1, vw + g)] = static_cast<uint16_t>(lo >> 16);
-      rows[cw_swizzled<BV>(2 * t, vw + g + 8)] = static_cast<uint16_t>(hi & 0xffffu);
-      rows[cw_swizzled<BV>(2 * t + 1, vw + g + 8)] = static_cast<uint16_t>(hi >> 16);
+      rows[VTile::offset(2 * t, vw + g)] = static_cast<uint16_t>(lo & 0xffffu);
+      rows[VTile::offset(2 * t + 1, vw + g)] = static_cast<uint16_t>(lo >> 16);
+      rows[VTile::offset(2 * t, vw + g + 8)] = static_cast<uint16_t>(hi & 0xffffu);
+      rows[VTile::offset(2 * t + 1, vw + g + 8)] = static_cast<uint16_t>(hi >> 16);
     }
     __syncwarp();
     const ChunkInfo ci = p.table[c];
     uint16_t* const o = static_cast<uint16_t*>(p.o) + (ci.tok_begin * d.Hv + h) * kV + v0 + vw;
     const int r0 = lane / 2, c8 = 8 * (lane % 2);
-    const uint4* const src = reinterpret_cast<const uint4*>(vt + cw_swizzled<BV>(r0, vw + c8));
+    const uint4* const src = reinterpret_cast<const uint4*>(vt + VTile::offset(r0, vw + c8));
 #pragma unroll
     for (int i = 0; i < 2 * kC / 32; ++i) {  // rows r0 + 16 i
       const int r = r0 + 16 * i;
