@@ -51,14 +51,18 @@ __device__ __forceinline__ void chunk_reverse_cumsum_warp0(const float* in, floa
 // ---- X = (I + N)^-1 of a strictly lower triangular 64 x 64 N, blocked over 16 x 16 blocks ----
 //
 // gdn.md section 2's gate-free inverse, written for throughput: the prepare kernel runs it once
-// per (chunk, head), so it must be cheap in instructions, not just correct. Blocks i, j in 0..3:
-//   X_ii = (I + N_ii)^-1                         forward substitution; warp i, lane c < 16 keeps
-//                                                column c in registers (same order as the
-//                                                scalar definition: bit-identical blocks)
-//   X_ij = -X_ii (sum_{k=j}^{i-1} N_ik X_kj)     i > j, by block distance d = i - j = 1, 2, 3
-//                                                (3, 2, 1 blocks, one warp each)
-// Each 16 x 16 x 16 block product is register-tiled on one warp: lane owns row lane % 16 and
-// columns 8 (lane / 16) .. + 7 (8 accumulators), A row read as 4 float4, B as 2 float4 per step.
+// per (chunk, head), so it must be cheap in instructions, not just correct. Blocks i, j in 0..3.
+//   X_ii = (I + N_ii)^-1       forward substitution; warp i, lane c < 16 keeps column c in
+//                              registers (same order as the scalar definition: bit-identical)
+// The blocks below the diagonal merge 16 -> 32 -> 64 (the 2 x 2 block inverse twice):
+//   X_10 = -X_11 N_10 X_00,  X_32 = -X_33 N_32 X_22                  (X_AA, X_BB: 32 x 32)
+//   L = X[32:64, 0:32] = -X_BB (N_BA X_AA) = -X_BB M                  (N_BA = N[32:64, 0:32])
+// Every product runs on the tensor cores (mma.sync m16n8k8 tf32) with fp32-accurate split
+// operands ("3xTF32": x = hi + lo, both tf32; a b ~ a_hi b_hi + a_hi b_lo + a_lo b_hi, the
+// dropped a_lo b_lo and the rounding of lo are ~2^-21 relative, fp32 FFMA order of accuracy).
+// Tiles are 16 x 8 (one warp each); A fragments come from fp32 shared memory by ldmatrix (an
+// 8 x 4 fp32 block is an 8 x 8 b16 matrix, so lane (g, t) gets A(g, t) as the tf32 layout
+// wants), B fragments by two scalar loads per k-step.
 // The caller sequences the phases (fwd_prepare.cu: the diagonal blocks go to registers first,
 // so other warps can still read X's bytes meanwhile): diagonal_block_inverse on warps 0-3,
 // store_diagonal_block, a block barrier, invert_off_diagonal_blocks. Only the blocks on and
@@ -68,46 +72,74 @@ __device__ __forceinline__ void chunk_reverse_cumsum_warp0(const float* in, floa
 namespace inverse64 {
 
 constexpr int kBlock = 16;
-constexpr int kLdScratch = kBlock + 4;  // 16-byte rows for float4 access
-// Floats of the scratch a block inverse needs: one 16 x 16 partial sum per working warp.
-constexpr int kScratchFloats = 3 * kBlock * kLdScratch;
+constexpr int kLdM = 40;  // M = N_BA X_AA (32 x 32): B loads at (t, g) hit banks 8t + g, no conflict
+constexpr int kLdS = 8;   // a warp's 16 x 8 partial product S (same property)
+// Floats of the scratch: M, then one S per warp of warps 0-3.
+constexpr int kScratchFloats = 32 * kLdM + 4 * kBlock * kLdS;
 
-// acc += A (16 x 16 at a, row stride lda) * B (16 x 16 at b, row stride ldb) for this lane's
-// row and 8 columns. lda, ldb multiples of 4 and both blocks 16-byte aligned.
-__device__ __forceinline__ void block_product(float (&acc)[8], const float* a, int lda, const float* b,
-                                              int ldb) {
-  const int lane = threadIdx.x % 32, r = lane % kBlock, c0 = 8 * (lane / kBlock);
-  float av[kBlock];
-#pragma unroll
-  for (int q = 0; q < kBlock / 4; ++q) {
-    const float4 v = *reinterpret_cast<const float4*>(a + r * lda + 4 * q);
-    av[4 * q] = v.x;
-    av[4 * q + 1] = v.y;
-    av[4 * q + 2] = v.z;
-    av[4 * q + 3] = v.w;
-  }
-#pragma unroll
-  for (int k = 0; k < kBlock; ++k) {
-    const float4 b0 = *reinterpret_cast<const float4*>(b + k * ldb + c0);
-    const float4 b1 = *reinterpret_cast<const float4*>(b + k * ldb + c0 + 4);
-    acc[0] = fmaf(av[k], b0.x, acc[0]);
-    acc[1] = fmaf(av[k], b0.y, acc[1]);
-    acc[2] = fmaf(av[k], b0.z, acc[2]);
-    acc[3] = fmaf(av[k], b0.w, acc[3]);
-    acc[4] = fmaf(av[k], b1.x, acc[4]);
-    acc[5] = fmaf(av[k], b1.y, acc[5]);
-    acc[6] = fmaf(av[k], b1.z, acc[6]);
-    acc[7] = fmaf(av[k], b1.w, acc[7]);
-  }
+// x = hi + lo, both tf32 (19 significant bits) rounded to nearest on the bits: adding half a
+// tf32 ulp (0x1000) carries into the kept bits exactly when the dropped ones are >= half. hi
+// is masked (x - hi is then exact in fp32, |lo| <= 2^-11 |x|); lo keeps its low 13 bits, which
+// the tensor cores ignore (ptxas' own cvt.rna.tf32 feeds mma the same way). Two integer
+// operations per part instead of cvt.rna's four (its inf/NaN guard: x is finite here).
+__device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo) {
+  hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+  lo = __float_as_uint(x - __uint_as_float(hi)) + 0x1000u;
 }
 
-// Writes scale * acc to this lane's row and 8 columns of the 16 x 16 block at dst.
-__device__ __forceinline__ void store_block(float* dst, int ld, const float (&acc)[8], float scale) {
-  const int lane = threadIdx.x % 32, r = lane % kBlock, c0 = 8 * (lane / kBlock);
-  *reinterpret_cast<float4*>(dst + r * ld + c0) =
-      make_float4(scale * acc[0], scale * acc[1], scale * acc[2], scale * acc[3]);
-  *reinterpret_cast<float4*>(dst + r * ld + c0 + 4) =
-      make_float4(scale * acc[4], scale * acc[5], scale * acc[6], scale * acc[7]);
+// c += a b, m16n8k8, tf32 inputs, fp32 accumulators. Fragments (g = lane / 4, t = lane % 4):
+//   A 16 x 8: a0 (g, t) a1 (g + 8, t) a2 (g, t + 4) a3 (g + 8, t + 4)
+//   B 8 x 8:  b0 (k t, n g) b1 (k t + 4, n g)
+//   C 16 x 8: c0 c1 (g, 2t .. 2t + 1) c2 c3 (g + 8, 2t .. 2t + 1)
+__device__ __forceinline__ void mma_tf32(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                         uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// The A fragment of the 16 x 8 fp32 block at a (row stride lda floats, rows 16-byte aligned):
+// ldmatrix.x4, lanes 8m .. 8m + 7 address rows l % 8 + 8 (m % 2) at column 4 (m / 2) of matrix
+// m, so r[m] is a0 .. a3 above.
+__device__ __forceinline__ void load_a_tf32(uint32_t (&r)[4], const float* a, int lda) {
+  const int lane = threadIdx.x % 32, m = lane / 8;
+  const float* p = a + (lane % 8 + 8 * (m % 2)) * lda + 4 * (m / 2);
+  const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// acc += A B over one k-step of 8, fp32-accurate: A the 16 x 8 block at a (stride lda), B the
+// 8 x 8 block at b (rows k, stride ldb).
+__device__ __forceinline__ void mma_3xtf32_step(float (&acc)[4], const float* a, int lda,
+                                                const float* b, int ldb) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  uint32_t araw[4], ahi[4], alo[4], bhi[2], blo[2];
+  load_a_tf32(araw, a, lda);
+#pragma unroll
+  for (int e = 0; e < 4; ++e) split_tf32(__uint_as_float(araw[e]), ahi[e], alo[e]);
+  split_tf32(b[t * ldb + g], bhi[0], blo[0]);
+  split_tf32(b[(t + 4) * ldb + g], bhi[1], blo[1]);
+  mma_tf32(acc, alo, bhi[0], bhi[1]);  // small terms first
+  mma_tf32(acc, ahi, blo[0], blo[1]);
+  mma_tf32(acc, ahi, bhi[0], bhi[1]);
+}
+
+// acc += A B for the k-steps s0 <= s < s1 (columns of A / rows of B 8 s .. 8 s + 7), A the
+// 16-row block at a, B the 8-column block at b.
+__device__ __forceinline__ void mma_3xtf32(float (&acc)[4], const float* a, int lda, const float* b,
+                                           int ldb, int s0, int s1) {
+  for (int s = s0; s < s1; ++s) mma_3xtf32_step(acc, a + 8 * s, lda, b + 8 * s * ldb, ldb);
+}
+
+// Writes scale * acc (a 16 x 8 C fragment) to the block at dst (row stride ld, even).
+__device__ __forceinline__ void store_c(float* dst, int ld, const float (&acc)[4], float scale) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  *reinterpret_cast<float2*>(dst + g * ld + 2 * t) = make_float2(scale * acc[0], scale * acc[1]);
+  *reinterpret_cast<float2*>(dst + (g + 8) * ld + 2 * t) =
+      make_float2(scale * acc[2], scale * acc[3]);
 }
 
 // Column `lane` (lanes < 16) of X_bb = (I + N_bb)^-1 for diagonal block b, by forward
@@ -125,6 +157,8 @@ __device__ __forceinline__ void diagonal_block_inverse(SmemMat n, int b, float (
   }
 }
 
+// Writes the whole diagonal block (its zeros above the diagonal too: the products below read
+// full 16 x 16 diagonal blocks).
 __device__ __forceinline__ void store_diagonal_block(SmemMat x, int b, const float (&xc)[kBlock]) {
   const int c = threadIdx.x % 32, base = kBlock * b;
   if (c >= kBlock) return;
@@ -132,27 +166,53 @@ __device__ __forceinline__ void store_diagonal_block(SmemMat x, int b, const flo
   for (int r = 0; r < kBlock; ++r) x(base + r, base + c) = xc[r];
 }
 
-// The blocks below the diagonal, by block distance d = 1, 2, 3 (warps 0 .. 3 - d, one block
-// each): X_ij = -X_ii sum_{k=j}^{i-1} N_ik X_kj. Needs X's diagonal blocks written and every
-// thread of a block of >= 8 warps; ends synchronised.
+// The blocks below the diagonal (see above), in three barrier-separated phases of 16 x 8
+// tiles, one tile per warp. k-steps (of 8) that only meet zeros of a triangular X are skipped:
+// X(k, c) = 0 for k < c, so a product by X's columns 8 nt .. 8 nt + 7 starts at k-step nt.
+//   1. warps 0-3: X_10, X_32 (block 2b + 1, 2b for b = warp / 2; columns 8 (warp % 2) ..):
+//        S = N_ij X_jj (16 x 8, depth 16, in the warp's scratch), X_ij = -X_ii S (depth 16)
+//      warps 4-7: M[:, 16:32] = N_BA[:, 16:32] X_11 (row block (warp - 4) / 2, n-tile
+//        2 + warp % 2 of M)
+//   2. warps 0-3: M[:, 0:16] = N_BA X_AA[:, 0:16] (row block warp / 2, n-tile warp % 2; X_10
+//      from phase 1)
+//   3. all 8: L = -X_BB M (row block warp / 4 of L, n-tile warp % 4; X_BB's row block rb
+//      has columns < 16 (rb + 1), k-steps 0 .. 2 rb + 1)
+// Needs X's diagonal blocks written and every thread of a block of exactly 8 warps; ends
+// synchronised.
 __device__ inline void invert_off_diagonal_blocks(SmemMat n, SmemMat x, float* scratch) {
   const int warp = threadIdx.x / 32;
-#pragma unroll
-  for (int d = 1; d < 4; ++d) {
-    if (warp < 4 - d) {
-      const int j = warp, i = warp + d;
-      float* s = scratch + warp * kBlock * kLdScratch;
-      float acc[8] = {};
-      for (int k = j; k < i; ++k)
-        block_product(acc, &n(kBlock * i, kBlock * k), n.ld, &x(kBlock * k, kBlock * j), x.ld);
-      store_block(s, kLdScratch, acc, 1.f);
-      __syncwarp();
-      float out[8] = {};
-      block_product(out, &x(kBlock * i, kBlock * i), x.ld, s, kLdScratch);
-      store_block(&x(kBlock * i, kBlock * j), x.ld, out, -1.f);
-    }
-    __syncthreads();
+  float* m = scratch;  // 32 x 32, stride kLdM
+  float acc[4] = {};
+  if (warp < 4) {
+    const int i = 2 * (warp / 2) + 1, j = i - 1, c0 = 8 * (warp % 2);
+    float* s = scratch + 32 * kLdM + warp * kBlock * kLdS;  // 16 x 8, stride kLdS
+    mma_3xtf32(acc, &n(kBlock * i, kBlock * j), n.ld, &x(kBlock * j, kBlock * j + c0), x.ld,
+               warp % 2, 2);
+    store_c(s, kLdS, acc, 1.f);
+    __syncwarp();
+    float out[4] = {};
+    mma_3xtf32(out, &x(kBlock * i, kBlock * i), x.ld, s, kLdS, 0, 2);
+    store_c(&x(kBlock * i, kBlock * j + c0), x.ld, out, -1.f);
+  } else {
+    const int rb = (warp - 4) / 2, nt = 2 + warp % 2;
+    mma_3xtf32(acc, &n(32 + kBlock * rb, 0), n.ld, &x(0, 8 * nt), x.ld, nt, 4);
+    store_c(m + kBlock * rb * kLdM + 8 * nt, kLdM, acc, 1.f);
   }
+  __syncthreads();
+  if (warp < 4) {
+    const int rb = warp / 2, nt = warp % 2;
+    float mm[4] = {};
+    mma_3xtf32(mm, &n(32 + kBlock * rb, 0), n.ld, &x(0, 8 * nt), x.ld, nt, 4);
+    store_c(m + kBlock * rb * kLdM + 8 * nt, kLdM, mm, 1.f);
+  }
+  __syncthreads();
+  {
+    const int rb = warp / 4, nt = warp % 4;
+    float l[4] = {};
+    mma_3xtf32(l, &x(32 + kBlock * rb, 32), x.ld, m + 8 * nt, kLdM, 0, 2 * rb + 2);
+    store_c(&x(32 + kBlock * rb, 8 * nt), x.ld, l, -1.f);
+  }
+  __syncthreads();
 }
 
 }  // namespace inverse64

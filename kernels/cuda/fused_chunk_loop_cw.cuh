@@ -1,17 +1,20 @@
 // The column-warp fused chunk loop (WarpRoles::ColumnWarps; included by one .cu per V-block
-// width). One CTA of BV / 16 warps per (segment, v-head, V-block), Output mode only (CP pass 1
-// keeps the cooperative loop). Every warp owns 16 value columns and does the whole chunk step
-// for them in its registers, on the state held transposed:
-//   S^T (16 value columns x 128 state rows, fp32) is the A operand of U^T = S16^T K^T and
-//   O^T = S16^T Q^T straight from the accumulator registers (an m16n8 C fragment pair is an
-//   m16k16 A fragment), and so are W'^T for Vd^T = W'^T (T diag(beta))^T, Vd^T for
-//   O^T += Vd^T P^T and V'^T for S^T += V'^T K. No product of a chunk crosses warps, so the
-//   warps meet only at the ring's one barrier per chunk; the 16-bit copies (S16, W', Vd, V')
-//   the other layouts pass through shared memory never leave the registers here.
+// width). One CTA of BV / 16 warps (BV / 64 warpgroups) per (segment, v-head, V-block), Output
+// mode only (CP pass 1 keeps the cooperative loop). Every warp owns 16 value columns, and a
+// warpgroup's 64 columns are the M = 64 rows of its wgmma products, on the state held
+// transposed:
+//   S^T (64 value columns x 128 state rows, fp32, 16 rows per warp) is the register A operand
+//   of U^T | O^T = S16^T [K; Q]^T (one m64n128 product per depth step) straight from the
+//   accumulator registers (an m16n8 C fragment pair is an m16k16 A fragment), and so are W'^T
+//   for Vd^T = W'^T (T diag(beta))^T, Vd^T for O^T += Vd^T P^T and V'^T for S^T += V'^T K.
+//   The B operands (k, q, T diag(beta), P) are read by the tensor cores from the ring through
+//   128-byte-swizzle descriptors, once per warpgroup. No product of a chunk crosses
+//   warpgroups, so they meet only at the ring's one barrier per chunk; the 16-bit copies (S16,
+//   W', Vd, V') never leave the registers.
 // The products that do not depend on the state come from the prepare kernel, once per
 // (chunk, head) for every V-block: T diag(beta), P = Gam o causal o Q K^T, e and f.
 // Same roundings as the other layouts (S16, W', Vd, V', P in the input dtype; fp32
-// accumulation), in a different summation order inside each mma: results agree within the
+// accumulation), in a different summation order inside each product: results agree within the
 // forward tolerance, not bit for bit.
 //
 // Fragments of warp w (g = lane / 4, t = lane % 4; value columns vw = 16 w .. vw + 15 of the
@@ -21,6 +24,7 @@
 #pragma once
 
 #include "fused_chunk_steps.cuh"
+#include "fused_wgmma.cuh"
 #include "launch_smem.cuh"
 
 namespace gdn::fused {
@@ -54,10 +58,14 @@ __device__ __forceinline__ void issue_cw_loads(const FusedParams& p, const Fused
   const Dims& d = p.d;
   const ChunkInfo ci = p.table[chunk];
   const int64_t qk_row0 = (ci.tok_begin * d.Hk + h / d.group) * kK;
-  cp_async_tile<kK, kThreads>(sm.k(s), static_cast<const uint16_t*>(p.k) + qk_row0,
-                              int64_t(d.Hk) * kK, ci.len);
-  cp_async_tile<kK, kThreads>(sm.q(s), static_cast<const uint16_t*>(p.q) + qk_row0,
-                              int64_t(d.Hk) * kK, ci.len);
+  const auto* k = static_cast<const uint16_t*>(p.k) + qk_row0;
+  const auto* q = static_cast<const uint16_t*>(p.q) + qk_row0;
+  const int64_t qk_stride = int64_t(d.Hk) * kK;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    cp_async_tile<64, kThreads>(sm.k(s, half), k + 64 * half, qk_stride, ci.len);
+    cp_async_tile<64, kThreads>(sm.q(s, half), q + 64 * half, qk_stride, ci.len);
+  }
   cp_async_tile<BV, kThreads>(sm.v(s),
                               static_cast<const uint16_t*>(p.v) + (ci.tok_begin * d.Hv + h) * kV + v0,
                               int64_t(d.Hv) * kV, ci.len);
@@ -98,15 +106,20 @@ __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
     chunk_loop_cw_kernel(FusedParams p) {
   using Ops = ElemOps<Elem>;
   constexpr int kThreadsCw = cw_threads(BV);
-  const int h = blockIdx.y;
+  // One flat grid, the V-block fastest, then the head: the CTAs that read the same k, q
+  // (a GQA group's heads) and the same T, P (the V-blocks of one head) are launched together
+  // and stream them through L2 at the same pace instead of fetching them from DRAM again a
+  // wave later.
+  constexpr int kVBlocks = kV / BV;
+  const int h = static_cast<int>((blockIdx.x / kVBlocks) % p.d.Hv);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const int64_t item = blockIdx.x;
+  const int64_t item = blockIdx.x / kVBlocks / p.d.Hv;
   const Segment seg = segment_of(p, item);
   if (!(seg.flags & Segment::kUsed)) return;
   const Dims& d = p.d;
-  const int v0 = blockIdx.z * BV;
+  const int v0 = static_cast<int>(blockIdx.x % kVBlocks) * BV;
   const int vw = kCwWarpCols * warp;  // this warp's first column within the V-block
-  extern __shared__ __align__(1024) char smem_raw[];  // tiles 256-byte aligned (SwizzledTile16)
+  extern __shared__ __align__(1024) char smem_raw[];  // wgmma operand tiles: 1024-byte aligned
   const FusedCwSmem<BV> sm{smem_raw};
   using VTile = typename FusedCwSmem<BV>::VTile;
   const auto unit = [](int) { return 1.f; };
@@ -127,66 +140,66 @@ __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
   for (int64_t c = c_begin; c < c_end; ++c) {
     const int b = static_cast<int>((c - c_begin) % 2);  // ring stage
     cp_async_wait(0);
+    fence_proxy_async_shared();  // this thread's copies of chunk c, visible to wgmma
     __syncthreads();  // chunk c landed (every thread's copies); stage 1 - b is free (chunk c-1)
     if (c + 1 < c_end) issue_cw_loads<BV, kThreadsCw>(p, sm, c + 1, 1 - b, h, v0);
     cp_async_commit();
-    const auto sK = sm.k(b), sQ = sm.q(b);
+    const uint32_t kq = smem_addr(sm.k(b, 0).p);  // [k0 | q0 | k1 | q1], 8 KB each
     const auto sV = sm.v(b);
-    const auto sT = sm.t(b), sP = sm.scores(b);
+    const uint32_t sT = smem_addr(sm.t(b).p), sP = smem_addr(sm.scores(b).p);
     const float* ev = sm.ef(b);
     const float* fv = ev + kC;
 
-    // 1. U^T = S16^T K^T and O^T = S16^T Q^T: 16 x 64 each, depth 128, one S16 fragment per
-    //    depth step shared by both.
-    float U[kC / 8][4] = {}, O[kC / 8][4] = {};
+    // 1. U^T | O^T = S16^T [K; Q]^T: 64 x 128, depth 128 (8 steps of m64n128k16). The n-rows
+    //    of depth step kk are half kk / 4 (k rows then q rows: 16 groups of 8 rows, 1024 B
+    //    apart), 32-byte slice kk % 4 of each 128-byte row.
+    float U[kC / 8][4], O[kC / 8][4];
+    {
+      uint32_t sa[kK / 16][4];
 #pragma unroll
-    for (int kk = 0; kk < kK / 16; ++kk) {
-      uint32_t a[4];
-      pack_a<Elem>(a, S, kk, t, unit);
+      for (int kk = 0; kk < kK / 16; ++kk) pack_a<Elem>(sa[kk], S, kk, t, unit);
+      wgmma_fence();
 #pragma unroll
-      for (int np = 0; np < kC / 16; ++np) {
-        uint32_t bk[4], bq[4];
-        ldsm_x4_at(bk, sK.frag_nk(16 * np, 16 * kk));
-        Ops::mma(U[2 * np], a, bk[0], bk[1]);
-        Ops::mma(U[2 * np + 1], a, bk[2], bk[3]);
-        ldsm_x4_at(bq, sQ.frag_nk(16 * np, 16 * kk));
-        Ops::mma(O[2 * np], a, bq[0], bq[1]);
-        Ops::mma(O[2 * np + 1], a, bq[2], bq[3]);
+      for (int kk = 0; kk < kK / 16; ++kk) {
+        const uint32_t at = kq + (kk / 4) * 2 * FusedCwSmem<BV>::kHalfBytes + 32 * (kk % 4);
+        wgmma_m64n64k16<Elem, false>(U, sa[kk], sw128_desc(at, 16, 1024), kk > 0);
+        wgmma_m64n64k16<Elem, false>(O, sa[kk],
+                                     sw128_desc(at + FusedCwSmem<BV>::kHalfBytes, 16, 1024), kk > 0);
       }
+      wgmma_commit();
     }
+    // V^T in A layout (ldmatrix.trans: the C layout of U^T pair for pair) while they run.
+    uint32_t va[kC / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < kC / 16; ++kk) ldsm_x4_trans_at(va[kk], sV.frag_nk(16 * kk, vw));
+    wgmma_wait<0>();
+    fence_accumulators(U);
+    fence_accumulators(O);
 
-    // 2. W'^T = V^T - U^T diag(e), packed as A fragments (depth = chunk rows). V^T comes in A
-    //    layout from ldmatrix.trans, which is the C layout of U^T pair for pair.
+    // 2. W'^T = V^T - U^T diag(e), packed as A fragments (depth = chunk rows).
     uint32_t wa[kC / 16][4];
 #pragma unroll
     for (int kk = 0; kk < kC / 16; ++kk) {
-      uint32_t va[4];
-      ldsm_x4_trans_at(va, sV.frag_nk(16 * kk, vw));  // load_a_trans(va, sV, vw, 16 kk)
       const int c0 = 16 * kk + 2 * t;
       const float e0 = ev[c0], e1 = ev[c0 + 1], e8 = ev[c0 + 8], e9 = ev[c0 + 9];
-      float2 x = Ops::unpack(va[0]);
+      float2 x = Ops::unpack(va[kk][0]);
       wa[kk][0] = Ops::pack(x.x - e0 * U[2 * kk][0], x.y - e1 * U[2 * kk][1]);
-      x = Ops::unpack(va[1]);
+      x = Ops::unpack(va[kk][1]);
       wa[kk][1] = Ops::pack(x.x - e0 * U[2 * kk][2], x.y - e1 * U[2 * kk][3]);
-      x = Ops::unpack(va[2]);
+      x = Ops::unpack(va[kk][2]);
       wa[kk][2] = Ops::pack(x.x - e8 * U[2 * kk + 1][0], x.y - e9 * U[2 * kk + 1][1]);
-      x = Ops::unpack(va[3]);
+      x = Ops::unpack(va[kk][3]);
       wa[kk][3] = Ops::pack(x.x - e8 * U[2 * kk + 1][2], x.y - e9 * U[2 * kk + 1][3]);
     }
 
-    // 3. Vd^T = W'^T (T diag(beta))^T: 16 x 64, depth 64.
-    float VD[kC / 8][4] = {};
+    // 3. Vd^T = W'^T (T diag(beta))^T: 64 x 64, depth 64 (T rows = n, k-major).
+    float VD[kC / 8][4];
+    wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kC / 16; ++kk)
-#pragma unroll
-      for (int np = 0; np < kC / 16; ++np) {
-        uint32_t bt[4];
-        ldsm_x4_at(bt, sT.frag_nk(16 * np, 16 * kk));
-        Ops::mma(VD[2 * np], wa[kk], bt[0], bt[1]);
-        Ops::mma(VD[2 * np + 1], wa[kk], bt[2], bt[3]);
-      }
-
-    // 4. O^T = O^T diag(e) + Vd16^T P^T (depth 64).
+      wgmma_m64n64k16<Elem, false>(VD, wa[kk], sw128_desc(sT + 32 * kk, 16, 1024), kk > 0);
+    wgmma_commit();
+    // O^T diag(e) meanwhile (O is not an operand of step 3).
 #pragma unroll
     for (int nj = 0; nj < kC / 8; ++nj) {
       const float e0 = ev[8 * nj + 2 * t], e1 = ev[8 * nj + 2 * t + 1];
@@ -195,18 +208,38 @@ __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
       O[nj][2] *= e0;
       O[nj][3] *= e1;
     }
+    const float elast = ev[kC - 1];
 #pragma unroll
-    for (int kk = 0; kk < kC / 16; ++kk) {
-      uint32_t da[4];
-      pack_a<Elem>(da, VD, kk, t, unit);
+    for (int nj = 0; nj < kK / 8; ++nj)
 #pragma unroll
-      for (int np = 0; np < kC / 16; ++np) {
-        uint32_t bp[4];
-        ldsm_x4_at(bp, sP.frag_nk(16 * np, 16 * kk));
-        Ops::mma(O[2 * np], da, bp[0], bp[1]);
-        Ops::mma(O[2 * np + 1], da, bp[2], bp[3]);
+      for (int e = 0; e < 4; ++e) S[nj][e] *= elast;
+    wgmma_wait<0>();
+    fence_accumulators(VD);
+
+    // 4. O^T += Vd16^T P^T (depth 64; P rows = n, k-major) and
+    //    S^T = e_last S^T + V'^T K with V'^T = Vd^T diag(f) (64 x 128, depth = chunk rows:
+    //    K read n-contiguous, its two 64-column halves 16 KB apart, 8-row depth groups 1024 B
+    //    apart, depth step kk at rows 16 kk).
+    {
+      uint32_t da[kC / 16][4], fa[kC / 16][4];
+#pragma unroll
+      for (int kk = 0; kk < kC / 16; ++kk) {
+        pack_a<Elem>(da[kk], VD, kk, t, unit);
+        pack_a<Elem>(fa[kk], VD, kk, t, [&](int r) { return fv[r]; });
       }
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kC / 16; ++kk)
+        wgmma_m64n64k16<Elem, false>(O, da[kk], sw128_desc(sP + 32 * kk, 16, 1024), true);
+#pragma unroll
+      for (int kk = 0; kk < kC / 16; ++kk)
+        wgmma_m64n128k16<Elem, true>(
+            S, fa[kk], sw128_desc(kq + 2048 * kk, 2 * FusedCwSmem<BV>::kHalfBytes, 1024), true);
+      wgmma_commit();
+      wgmma_wait<0>();
     }
+    fence_accumulators(O);
+    fence_accumulators(S);
 
     // 5. o = scale O, transposed through this warp's own 16 columns of the V tile (read only
     //    in step 2, by this warp), then 16-byte stores of the rows inside the chunk. The
@@ -234,25 +267,6 @@ __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
       if (r < ci.len)
         *reinterpret_cast<uint4*>(o + int64_t(r) * d.Hv * kV + c8) = src[i * 16 * BV / 8];
     }
-
-    // 6. S^T = e_last S^T + V'^T K with V'^T = Vd^T diag(f) (16 x 128, depth 64).
-    const float elast = ev[kC - 1];
-#pragma unroll
-    for (int nj = 0; nj < kK / 8; ++nj)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) S[nj][e] *= elast;
-#pragma unroll
-    for (int kk = 0; kk < kC / 16; ++kk) {
-      uint32_t fa[4];
-      pack_a<Elem>(fa, VD, kk, t, [&](int r) { return fv[r]; });
-#pragma unroll
-      for (int np = 0; np < kK / 16; ++np) {
-        uint32_t bk[4];
-        ldsm_x4_trans_at(bk, sK.frag_kn(16 * kk, 16 * np));
-        Ops::mma(S[2 * np], fa, bk[0], bk[1]);
-        Ops::mma(S[2 * np + 1], fa, bk[2], bk[3]);
-      }
-    }
   }
 
   if ((seg.flags & Segment::kLast) && p.ht)
@@ -269,8 +283,9 @@ cudaError_t launch_chunk_loop_cw_typed(const FusedParams& p, unsigned items, cud
   const cudaError_t err =
       opt_into_shared_memory(reinterpret_cast<const void*>(kernel), smem, Carveout::MaxShared);
   if (err != cudaSuccess) return err;
-  const dim3 grid(items, static_cast<unsigned>(p.d.Hv), static_cast<unsigned>(kV / BV));
-  kernel<<<grid, cw_threads(BV), smem, stream>>>(p);
+  const uint64_t ctas = uint64_t(items) * static_cast<uint64_t>(p.d.Hv) * (kV / BV);
+  if (ctas > 0x7fffffffu) return cudaErrorInvalidConfiguration;  // gridDim.x limit
+  kernel<<<static_cast<unsigned>(ctas), cw_threads(BV), smem, stream>>>(p);
   return cudaGetLastError();
 }
 

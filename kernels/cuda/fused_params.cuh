@@ -152,45 +152,52 @@ struct FusedPcSmem {
 };
 
 // Shared memory of the column-warp chunk loop (fused_chunk_loop_cw.cuh): a 2-stage ring, per
-// stage q, k (64 x 128), the V-block (64 x BV), T diag(beta) and P (64 x 64), all 16-bit and
-// swizzled instead of padded, then e and f (2 x 64 fp32). Nothing else: the state, U, W', Vd
-// and O live in each warp's registers. 113 KB at BV = 64, so two CTAs (8 warps) share an SM
-// with the full shared-memory carveout; 129 KB at BV = 128 (one CTA of 8 warps).
+// stage k and q (64 x 128 each) as four 64 x 64 halves [k d0..63 | q d0..63 | k d64.. | q d64..],
+// the V-block (64 x BV), T diag(beta) and P (64 x 64), all 16-bit and 128-byte swizzled, then
+// e and f (2 x 64 fp32) of both stages. Every 64-column tile is a canonical wgmma operand
+// (1024-byte aligned atoms of 8 rows x 128 bytes): rows k, q of one half are the 128 n-rows of
+// the [K; Q] operand of U | O = S16^T [K; Q]^T (k-major, depth = state rows), and the k halves,
+// read depth-major (rows = chunk rows), are the n-contiguous operand K of the state update.
+// Nothing else: the state, U, W', Vd and O live in registers. 113 KB at BV = 64, so two CTAs
+// (8 warps) share an SM with the full shared-memory carveout; 129 KB at BV = 128.
 template <int BV>
 struct FusedCwSmem {
-  using QkTile = SwizzledTile16<kK>;
+  using HalfTile = SwizzledTile16<64>;  // 64 rows x 64 columns: one wgmma atom column
   using VTile = SwizzledTile16<BV>;
   using ChunkTile = SwizzledTile16<kC>;
-  static constexpr size_t kQkBytes = QkTile::bytes(kC);
+  static constexpr size_t kHalfBytes = HalfTile::bytes(kC);
+  static constexpr size_t kQkBytes = 4 * kHalfBytes;
   static constexpr size_t kVBytes = VTile::bytes(kC);
   static constexpr size_t kChunkBytes = ChunkTile::bytes(kC);
   static constexpr size_t kGateBytes = 2 * kC * sizeof(float);
-  static constexpr size_t kStageBytes = 2 * kQkBytes + kVBytes + 2 * kChunkBytes + kGateBytes;
+  static constexpr size_t kStageBytes = kQkBytes + kVBytes + 2 * kChunkBytes;
   static constexpr int kStages = 2;
-  static constexpr size_t bytes() { return kStages * kStageBytes; }
-  static_assert(kStageBytes % 256 == 0 && kQkBytes % 256 == 0 && kVBytes % 256 == 0 &&
-                    kChunkBytes % 256 == 0,
-                "every tile 256-byte aligned: SwizzledTile16's XOR addressing needs it");
+  static constexpr size_t bytes() { return kStages * (kStageBytes + kGateBytes); }
+  static_assert(kStageBytes % 1024 == 0 && kHalfBytes % 1024 == 0 && kVBytes % 1024 == 0 &&
+                    kChunkBytes % 1024 == 0,
+                "every tile 1024-byte aligned: the 128-byte swizzle of wgmma operands (and "
+                "SwizzledTile16's XOR addressing) key on the address bits");
 
-  char* base;
+  char* base;  // 1024-byte aligned
   __device__ __forceinline__ char* stage(int s) const { return base + s * kStageBytes; }
-  __device__ __forceinline__ QkTile q(int s) const {
-    return {reinterpret_cast<uint16_t*>(stage(s))};
+  // Half h (state rows 64 h .. 64 h + 63) of k, and of q right after it.
+  __device__ __forceinline__ HalfTile k(int s, int h) const {
+    return {reinterpret_cast<uint16_t*>(stage(s) + 2 * h * kHalfBytes)};
   }
-  __device__ __forceinline__ QkTile k(int s) const {
-    return {reinterpret_cast<uint16_t*>(stage(s) + kQkBytes)};
+  __device__ __forceinline__ HalfTile q(int s, int h) const {
+    return {reinterpret_cast<uint16_t*>(stage(s) + (2 * h + 1) * kHalfBytes)};
   }
   __device__ __forceinline__ VTile v(int s) const {
-    return {reinterpret_cast<uint16_t*>(stage(s) + 2 * kQkBytes)};
+    return {reinterpret_cast<uint16_t*>(stage(s) + kQkBytes)};
   }
   __device__ __forceinline__ ChunkTile t(int s) const {
-    return {reinterpret_cast<uint16_t*>(stage(s) + 2 * kQkBytes + kVBytes)};
+    return {reinterpret_cast<uint16_t*>(stage(s) + kQkBytes + kVBytes)};
   }
   __device__ __forceinline__ ChunkTile scores(int s) const {
-    return {reinterpret_cast<uint16_t*>(stage(s) + 2 * kQkBytes + kVBytes + kChunkBytes)};
+    return {reinterpret_cast<uint16_t*>(stage(s) + kQkBytes + kVBytes + kChunkBytes)};
   }
   __device__ __forceinline__ float* ef(int s) const {  // e [64] then f [64]
-    return reinterpret_cast<float*>(stage(s) + 2 * kQkBytes + kVBytes + 2 * kChunkBytes);
+    return reinterpret_cast<float*>(base + kStages * kStageBytes + s * kGateBytes);
   }
 };
 

@@ -66,6 +66,21 @@ __device__ __forceinline__ void cp_async_rows(uint16_t* dst, const uint16_t* src
   }
 }
 
+// 2^x with ex2.approx.ftz: the exp2f instruction without its subnormal-result fix-up (results
+// below 2^-126 flush to zero; gate factors that small multiply entries of O(1)). Used only where
+// x <= 0 (gamma is non-increasing); elsewhere its result is selected away.
+__device__ __forceinline__ float ex2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Eight consecutive floats of shared memory (16-byte aligned) as two float4 loads.
+__device__ __forceinline__ void load8(float (&v)[8], const float* p) {
+  const float4 a = *reinterpret_cast<const float4*>(p), b = *reinterpret_cast<const float4*>(p + 4);
+  v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+}
+
 // Lower-triangular products of two 64 x 128 16-bit tiles on the tensor cores, C = A B^T with
 // depth 128. Warp w computes the 16 x 32 tile at rows 16 (w % 4), columns 32 (w / 4) (4
 // n-tiles of 8; depth in 8 steps of 16); the two tiles wholly above the diagonal skip the
@@ -136,34 +151,50 @@ __device__ void gated_scores_rows(const uint16_t* q16, const uint16_t* k16, cons
       Ops::mma(acc[2 * cb + 1], af, bf[2], bf[3]);
     }
   }
+  // Lane rows 16 rb + g (+ 8), columns 8 nj + 2t (+ 1); n-tiles wholly above the diagonal
+  // block store zeros without gates. The select keeps exp2 of a positive exponent out of P.
+  const float gr[2] = {gl2[16 * rb + g], gl2[16 * rb + g + 8]};
 #pragma unroll
-  for (int nj = 0; nj < kC / 8; ++nj)
+  for (int nj = 0; nj < kC / 8; ++nj) {
+    const int col = 8 * nj + 2 * t;
+    const float2 gc = *reinterpret_cast<const float2*>(gl2 + col);
 #pragma unroll
     for (int e = 0; e < 4; e += 2) {
-      const int row = 16 * rb + g + (e >= 2 ? 8 : 0), col = 8 * nj + 2 * t;
-      const float p0 = row >= col ? acc[nj][e] * exp2f(gl2[row] - gl2[col]) : 0.f;
-      const float p1 = row >= col + 1 ? acc[nj][e + 1] * exp2f(gl2[row] - gl2[col + 1]) : 0.f;
+      const int row = 16 * rb + g + (e >= 2 ? 8 : 0);
+      float p0 = 0.f, p1 = 0.f;
+      if (nj < 2 * rb + 2) {  // n-tile within or left of the diagonal block (warp-uniform)
+        p0 = row >= col ? acc[nj][e] * ex2_ftz(gr[e / 2] - gc.x) : 0.f;
+        p1 = row >= col + 1 ? acc[nj][e + 1] * ex2_ftz(gr[e / 2] - gc.y) : 0.f;
+      }
       *reinterpret_cast<uint32_t*>(out + row * kC + col) = Ops::pack(p0, p1);
     }
+  }
 }
 
 // T(r, c) = exp(gamma_r - gamma_c) X(r, c) on and below the diagonal (fp32, staged family)
-// and T diag(beta) rounded once to the input dtype (the fused loops' operand), 8 columns per
-// step; groups wholly above the diagonal are zeros without reading X (its upper blocks are
-// never written).
+// and T diag(beta) rounded once to the input dtype (the fused loops' operand). Thread tid owns
+// columns c0 = 8 (tid % 8) .. c0 + 7 of rows tid / 8 and tid / 8 + 32, so the columns' gate
+// exponents and betas are read once (float4) for both rows; groups wholly above the diagonal
+// are zeros without reading X (its upper blocks are never written).
 template <class Elem>
 __device__ void write_t(const PrepareSmem& s, float* t_out, uint16_t* tb_out) {
   using Ops = fused::ElemOps<Elem>;
-  for (int u = threadIdx.x; u < kC * kC / 8; u += kThreads) {
-    const int r = u / 8, c0 = 8 * (u % 8);
+  static_assert(kThreads == 256 && kC == 64, "8 column groups x 32 rows per pass, two passes");
+  const int c0 = 8 * (threadIdx.x % 8);
+  float gc[8], bc[8];
+  load8(gc, s.gl2 + c0);
+  load8(bc, s.beta + c0);
+#pragma unroll
+  for (int it = 0; it < 2; ++it) {
+    const int r = threadIdx.x / 8 + 32 * it;
     float t[8] = {};
     if (c0 <= r) {
-      const float4 x0 = *reinterpret_cast<const float4*>(&s.x(r, c0));
-      const float4 x1 = *reinterpret_cast<const float4*>(&s.x(r, c0 + 4));
-      const float xv[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+      float xv[8];
+      load8(xv, &s.x(r, c0));
       const float gr = s.gl2[r];
+      // the select keeps exp2 of a positive exponent (inf above the diagonal) out of T
 #pragma unroll
-      for (int i = 0; i < 8; ++i) t[i] = r >= c0 + i ? exp2f(gr - s.gl2[c0 + i]) * xv[i] : 0.f;
+      for (int i = 0; i < 8; ++i) t[i] = r >= c0 + i ? ex2_ftz(gr - gc[i]) * xv[i] : 0.f;
     }
     if (t_out) {
       *reinterpret_cast<float4*>(t_out + r * kC + c0) = make_float4(t[0], t[1], t[2], t[3]);
@@ -172,8 +203,7 @@ __device__ void write_t(const PrepareSmem& s, float* t_out, uint16_t* tb_out) {
     if (tb_out) {
       uint32_t w[4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
-        w[i] = Ops::pack(t[2 * i] * s.beta[c0 + 2 * i], t[2 * i + 1] * s.beta[c0 + 2 * i + 1]);
+      for (int i = 0; i < 4; ++i) w[i] = Ops::pack(t[2 * i] * bc[2 * i], t[2 * i + 1] * bc[2 * i + 1]);
       *reinterpret_cast<uint4*>(tb_out + r * kC + c0) = make_uint4(w[0], w[1], w[2], w[3]);
     }
   }

@@ -13,7 +13,8 @@ namespace gdn {
 //  Staged: the multi-kernel decomposition (chunk cumsum, gate-free inverse, state recurrence,
 //          output), each a separate launch; the correctness baseline.
 //  Fused:  one CTA per (sequence or segment, v-head, V-block) loops over chunks, state in
-//          registers, a cp.async ring and mma.sync products, in one of three warp layouts.
+//          registers, a cp.async ring, in one of three warp layouts (mma.sync products in
+//          the cooperative and producer/consumer layouts, wgmma in the column-warp one).
 enum class Family : std::uint8_t { Staged = 0, Fused = 1 };
 
 // Warp-role layouts of the fused family.
@@ -21,7 +22,8 @@ enum class Family : std::uint8_t { Staged = 0, Fused = 1 };
 //  ProducerConsumer: a chain warpgroup runs the recurrence (and streams the chunks in) while
 //                    an output warpgroup computes the previous chunk's output.
 //  ColumnWarps:      every warp owns 16 value columns and runs the whole chunk step for them
-//                    (recurrence and output) on a transposed state in registers; warps share
+//                    (recurrence and output) on a transposed state in registers, a warpgroup's
+//                    64 columns being the M = 64 rows of its wgmma products; warpgroups share
 //                    only the shared-memory ring, no barrier between them inside a chunk.
 enum class WarpRoles : std::uint8_t { Cooperative = 0, ProducerConsumer = 1, ColumnWarps = 2 };
 

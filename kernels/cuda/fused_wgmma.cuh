@@ -1,0 +1,141 @@
+// Thin PTX wrappers of Hopper's warpgroup tensor-core products (wgmma.mma_async, sm_90a) as
+// the column-warp chunk loop uses them: A from registers (each warp's 16 rows in the
+// mma.m16n8k16 A-fragment layout, so a C fragment pair packed to 16 bits is an A fragment),
+// B from shared memory through a matrix descriptor, fp32 accumulators in the m16n8 C layout
+// per warp and n8 block (d[j][0..3]: rows g, g + 8 of the warp's 16, columns 8 j + 2 t, + 1).
+// Shared-memory operands use the canonical 128-byte-swizzle layout (the same placement as
+// SwizzledTile16<64> at a 1024-byte aligned base): 8-row x 128-byte atoms, the 16-byte groups
+// of row r XOR-ed with r % 8.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace gdn::fused {
+
+// wgmma reads shared memory through the async proxy: a thread's cp.async (generic proxy)
+// writes must be fenced before the barrier that publishes them to the warpgroup's wgmma.
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Orders prior register writes (A fragments, accumulators) before the next wgmma reads them.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  static_assert(kPending >= 0 && kPending <= 7, "wgmma.wait_group takes 0..7");
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+
+// An empty asm that "rewrites" each accumulator: placed after wgmma_wait, it keeps the compiler
+// from hoisting reads of the accumulators above the wait (the wgmma asm is their last writer as
+// far as the compiler knows, but the values land only at the wait).
+template <int N>
+__device__ __forceinline__ void fence_accumulators(float (&d)[N][4]) {
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(d[j][e])::"memory");
+}
+
+// Descriptor of a 128-byte-swizzled operand at shared byte address `addr` (the atom grid
+// 1024-byte aligned; addr may step inside a row by 32-byte k16 slices, as CUTLASS does).
+//   K-major (rows = the product's n, 64 elements of depth per 128-byte row): sbo = the stride
+//     of 8-row groups (1024 for consecutive rows); lbo unused (1).
+//   MN-major (rows = depth, 64 n-elements per row): lbo = the stride between 64-element
+//     n blocks, sbo = the stride of 8-row depth groups.
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
+  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(lbo_bytes >> 4) << 16) |
+         (uint64_t(sbo_bytes >> 4) << 32) | (uint64_t(1) << 62);
+}
+
+#define GDN_WGMMA_ASM_M64N64(TY)                                                   \
+  "{\n"                                                                            \
+  ".reg .pred p;\n"                                                                \
+  "setp.ne.b32 p, %37, 0;\n"                                                       \
+  "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {"                     \
+  "%0, %1, %2, %3, %4, %5, %6, %7, "                                               \
+  "%8, %9, %10, %11, %12, %13, %14, %15, "                                         \
+  "%16, %17, %18, %19, %20, %21, %22, %23, "                                       \
+  "%24, %25, %26, %27, %28, %29, %30, %31"                                         \
+  "}, {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n"                                  \
+  "}\n"
+
+#define GDN_WGMMA_ASM_M64N128(TY)                                                  \
+  "{\n"                                                                            \
+  ".reg .pred p;\n"                                                                \
+  "setp.ne.b32 p, %69, 0;\n"                                                       \
+  "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"                    \
+  "%0, %1, %2, %3, %4, %5, %6, %7, "                                               \
+  "%8, %9, %10, %11, %12, %13, %14, %15, "                                         \
+  "%16, %17, %18, %19, %20, %21, %22, %23, "                                       \
+  "%24, %25, %26, %27, %28, %29, %30, %31, "                                       \
+  "%32, %33, %34, %35, %36, %37, %38, %39, "                                       \
+  "%40, %41, %42, %43, %44, %45, %46, %47, "                                       \
+  "%48, %49, %50, %51, %52, %53, %54, %55, "                                       \
+  "%56, %57, %58, %59, %60, %61, %62, %63"                                         \
+  "}, {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n"                                  \
+  "}\n"
+
+#define GDN_F4(d, j) "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])
+#define GDN_F32(d, j)                                                                    \
+  GDN_F4(d, j), GDN_F4(d, j + 1), GDN_F4(d, j + 2), GDN_F4(d, j + 3), GDN_F4(d, j + 4), \
+      GDN_F4(d, j + 5), GDN_F4(d, j + 6), GDN_F4(d, j + 7)
+
+// D (64 x 64, fp32) = A (64 x 16, registers) B (16 x 64, shared) + (accumulate ? D : 0).
+// kTransB: B stored MN-major (n contiguous) instead of K-major.
+template <class Elem, bool kTransB>
+__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[8][4], const uint32_t (&a)[4],
+                                                uint64_t desc_b, bool accumulate) {
+  static_assert(std::is_same_v<Elem, __nv_bfloat16> || std::is_same_v<Elem, __half>);
+  if constexpr (std::is_same_v<Elem, __nv_bfloat16>)
+    asm volatile(GDN_WGMMA_ASM_M64N64("bf16")
+                 : GDN_F32(d, 0)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),
+                   "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
+  else
+    asm volatile(GDN_WGMMA_ASM_M64N64("f16")
+                 : GDN_F32(d, 0)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),
+                   "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
+}
+
+// D (64 x 128, fp32) = A (64 x 16, registers) B (16 x 128, shared) + (accumulate ? D : 0),
+// D given as its n halves lo (columns 0..63) and hi (64..127).
+template <class Elem, bool kTransB>
+__device__ __forceinline__ void wgmma_m64n128k16(float (&lo)[8][4], float (&hi)[8][4],
+                                                 const uint32_t (&a)[4], uint64_t desc_b,
+                                                 bool accumulate) {
+  static_assert(std::is_same_v<Elem, __nv_bfloat16> || std::is_same_v<Elem, __half>);
+  if constexpr (std::is_same_v<Elem, __nv_bfloat16>)
+    asm volatile(GDN_WGMMA_ASM_M64N128("bf16")
+                 : GDN_F32(lo, 0), GDN_F32(hi, 0)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),
+                   "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
+  else
+    asm volatile(GDN_WGMMA_ASM_M64N128("f16")
+                 : GDN_F32(lo, 0), GDN_F32(hi, 0)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),
+                   "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
+}
+
+// The same with D as one array of 16 n8 blocks.
+template <class Elem, bool kTransB>
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[16][4], const uint32_t (&a)[4],
+                                                 uint64_t desc_b, bool accumulate) {
+  wgmma_m64n128k16<Elem, kTransB>(reinterpret_cast<float(&)[8][4]>(d[0]),
+                                  reinterpret_cast<float(&)[8][4]>(d[8]), a, desc_b, accumulate);
+}
+
+#undef GDN_F32
+#undef GDN_F4
+#undef GDN_WGMMA_ASM_M64N128
+#undef GDN_WGMMA_ASM_M64N64
+
+}  // namespace gdn::fused
