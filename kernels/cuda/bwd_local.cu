@@ -251,23 +251,29 @@ __global__ void __launch_bounds__(kThreads, 1) local_bwd_kernel(BwdParams p) {
     const int r = threadIdx.x;
     float g = 0.f;
     for (int j = 0; j < kC; ++j) g += pm.m1(r, j) - pm.m1(j, r);
-    g += d.scale * gv.e[r] * cv.rs_qs[r] - gv.e[r] * cv.rs_ksw[r] - gv.f[r] * cv.rs_kds[r];
+    g += d.scale * gv.e[r] * cv.rs_qs[r] - gv.e[r] * cv.rs_ksw[r];
     cv.dgam[r] += g;
   }
   __syncthreads();
-  if (threadIdx.x == 0) {
-    // gamma_last also scales the carried state and sets f: e_last <S, dS'> + sum_r f_r c_r.
-    float extra = gv.e_last * cv.sdot;
-    for (int r = 0; r < kC; ++r) extra = fmaf(gv.f[r], cv.rs_kds[r], extra);
-    cv.dgam[kC - 1] += extra;
+  // gamma_last also scales the carried state: e_last <S, dS'>.
+  if (threadIdx.x == 0) cv.dgam[kC - 1] += gv.e_last * cv.sdot;
+  // The f terms: gamma_r enters f_r = exp(gamma_last - gamma_r) with dgamma_r -= f_r c_r and
+  // dgamma_last += sum_r f_r c_r (c_r = (K dS')_r . Vn_r), whose reverse cumsum at s is
+  // sum_{r < s} f_r c_r. That exclusive prefix sum is added directly: summed the other way,
+  // the O(1) terms cancel only up to rounding and swamp the e-scaled terms of a strongly
+  // decaying head (dg of a short sequence then came out as 0 or noise). rs_qs is free now.
+  if (threadIdx.x < kC) {
+    const int r = threadIdx.x;
+    cv.rs_qs[r] = r > 0 ? gv.f[r - 1] * cv.rs_kds[r - 1] : 0.f;
   }
   __syncthreads();
   chunk_reverse_cumsum_warp0(cv.dgam, cv.dgam);
+  chunk_cumsum_warp0(cv.rs_qs, cv.rs_qs);
   __syncthreads();
   if (threadIdx.x < ci.len) {
     const int r = threadIdx.x;
     const int64_t gi = (ci.tok_begin + r) * d.Hv + h;
-    p.dg[gi] = cv.dgam[r];
+    p.dg[gi] = cv.dgam[r] + cv.rs_qs[r];
     store_beta(p.dbeta, gi, cv.dbeta[r], d);
   }
   dq.each([&](int i, int c, float& a) {

@@ -24,56 +24,72 @@
 #pragma once
 
 #include "fused_chunk_steps.cuh"
+#include "fused_tma.cuh"
 #include "fused_wgmma.cuh"
 #include "launch_smem.cuh"
 
 namespace gdn::fused {
 
-// cp.async of the 64 rows of a [rows, kCols] 16-bit tile (row r at src + r src_stride) into a
-// swizzled tile by kThreads threads; rows >= valid_rows are zero-filled. Each thread keeps one
-// column group and steps rows by a multiple of 8, so its swizzle mask and both addresses are a
-// base plus a compile-time offset per copy.
-template <int kCols, int kThreads>
-__device__ __forceinline__ void cp_async_tile(const SwizzledTile16<kCols>& dst, const uint16_t* src,
-                                              int64_t src_stride, int valid_rows) {
-  constexpr int kGroups = kCols / 8, kStep = kThreads / kGroups;
-  static_assert(kStep % 8 == 0 && kC % kStep == 0, "rows per step: a multiple of 8 dividing 64");
-  const int cg = threadIdx.x % kGroups, r0 = threadIdx.x / kGroups;
-  const uint32_t d0 = dst.addr() + r0 * SwizzledTile16<kCols>::kRowBytes + 16 * cg;
-  const uint32_t mask = (r0 % 8) << 4;
-  const uint16_t* s0 = src + r0 * src_stride + 8 * cg;
+// TMA loads of chunk `chunk` into ring stage s (one thread): k (two 64-column halves), the
+// V-block (BV / 64 halves), then T diag(beta), P and e, f of the prepare kernel (contiguous per
+// (chunk, head); T and P written 128-byte swizzled), all completing on the stage's barrier.
+// Rows past the chunk's end arrive with the next sequence's tokens (zeros past the tensor's
+// end); the consumer zeroes k and V there (zero_past_end).
+// kTransition (CP pass 1): no P (there is no output); with_v false: the M columns, whose v is
+// zero (their V tiles are zeroed once and never loaded).
+template <int BV, bool kTransition>
+__device__ __forceinline__ void issue_chunk_loads(const FusedParams& p, const FusedCwSmem<BV>& sm,
+                                                  int64_t chunk, int s, int h, int v0, bool with_v) {
+  using Smem = FusedCwSmem<BV>;
+  const Dims& d = p.d;
+  const int tok = static_cast<int>(p.table[chunk].tok_begin);
+  uint64_t* bar = sm.full(s);
+  constexpr uint32_t kVBytes = Smem::kVHalves * uint32_t(Smem::kHalfBytes);
+  constexpr uint32_t kPBytes = kTransition ? uint32_t(Smem::kChunkBytes) : 0;
+  mbarrier_arrive_expect_tx(bar, Smem::kStageTxBytes - kPBytes - (with_v ? 0 : kVBytes));
+  const int hk = h / d.group;
+  tma_load_3d(sm.k(s, 0).p, &p.tmap_k, 0, hk, tok, bar);
+  tma_load_3d(sm.k(s, 1).p, &p.tmap_k, 64, hk, tok, bar);
+  if (with_v)
 #pragma unroll
-  for (int i = 0; i < kC / kStep; ++i) {
-    const bool valid = r0 + i * kStep < valid_rows;
-    cp_async_16_at((d0 + i * kStep * SwizzledTile16<kCols>::kRowBytes) ^ mask,
-                   valid ? s0 + i * kStep * src_stride : src, valid ? 16 : 0);
+    for (int j = 0; j < Smem::kVHalves; ++j) tma_load_3d(sm.v(s, j).p, &p.tmap_v, v0 + 64 * j, h, tok, bar);
+  const int64_t pair = chunk * d.Hv + h;
+  bulk_load(sm.t(s).p, p.tbeta16 + pair * (kC * kC), uint32_t(Smem::kChunkBytes), bar);
+  if (!kTransition)
+    bulk_load(sm.scores(s).p, p.scores16 + pair * (kC * kC), uint32_t(Smem::kChunkBytes), bar);
+  bulk_load(sm.ef(s), p.gate_ef + pair * (2 * kC), uint32_t(Smem::kGateBytes), bar);
+}
+
+// TMA load of chunk `chunk`'s q (two halves) into the q buffer (one thread).
+template <int BV>
+__device__ __forceinline__ void issue_q_load(const FusedParams& p, const FusedCwSmem<BV>& sm,
+                                             int64_t chunk, int h) {
+  const int tok = static_cast<int>(p.table[chunk].tok_begin);
+  const int hk = h / p.d.group;
+  mbarrier_arrive_expect_tx(sm.q_full(), FusedCwSmem<BV>::kQTxBytes);
+  tma_load_3d(sm.q(0).p, &p.tmap_q, 0, hk, tok, sm.q_full());
+  tma_load_3d(sm.q(1).p, &p.tmap_q, 64, hk, tok, sm.q_full());
+}
+
+// Zeroes rows [len, 64) of stage s's k and V tiles (a chunk that ends a sequence early): the
+// tokens there belong to the next sequence, and only exact zeros keep them (even non-finite
+// ones) out of this sequence's products. Whole 128-byte rows, so the swizzle does not matter.
+template <int BV, int kThreads>
+__device__ __forceinline__ void zero_past_end(const FusedCwSmem<BV>& sm, int s, int len) {
+  constexpr int kTiles = 2 + FusedCwSmem<BV>::kVHalves, kRowChunks = 128 / 16;
+  const int rows = kC - len;
+  for (int u = threadIdx.x; u < kTiles * rows * kRowChunks; u += kThreads) {
+    const int tile = u / (rows * kRowChunks), r = len + (u / kRowChunks) % rows, c = u % kRowChunks;
+    uint16_t* base = tile < 2 ? sm.k(s, tile).p : sm.v(s, tile - 2).p;
+    *reinterpret_cast<uint4*>(base + r * 64 + 8 * c) = make_uint4(0, 0, 0, 0);
   }
 }
 
-// cp.async loads of one chunk into ring stage s by the CTA's kThreads threads: q, k, the
-// V-block (rows past the chunk's end zero-filled), T diag(beta), P and e, f of the prepare.
-template <int BV, int kThreads>
-__device__ __forceinline__ void issue_cw_loads(const FusedParams& p, const FusedCwSmem<BV>& sm,
-                                               int64_t chunk, int s, int h, int v0) {
-  const Dims& d = p.d;
-  const ChunkInfo ci = p.table[chunk];
-  const int64_t qk_row0 = (ci.tok_begin * d.Hk + h / d.group) * kK;
-  const auto* k = static_cast<const uint16_t*>(p.k) + qk_row0;
-  const auto* q = static_cast<const uint16_t*>(p.q) + qk_row0;
-  const int64_t qk_stride = int64_t(d.Hk) * kK;
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    cp_async_tile<64, kThreads>(sm.k(s, half), k + 64 * half, qk_stride, ci.len);
-    cp_async_tile<64, kThreads>(sm.q(s, half), q + 64 * half, qk_stride, ci.len);
-  }
-  cp_async_tile<BV, kThreads>(sm.v(s),
-                              static_cast<const uint16_t*>(p.v) + (ci.tok_begin * d.Hv + h) * kV + v0,
-                              int64_t(d.Hv) * kV, ci.len);
-  const int64_t pair = chunk * d.Hv + h;
-  cp_async_tile<kC, kThreads>(sm.t(s), p.tbeta16 + pair * (kC * kC), kC, kC);
-  cp_async_tile<kC, kThreads>(sm.scores(s), p.scores16 + pair * (kC * kC), kC, kC);
-  if (threadIdx.x < 2 * kC / 4)
-    cp_async_16(sm.ef(s) + 4 * threadIdx.x, p.gate_ef + pair * (2 * kC) + 4 * threadIdx.x, 16);
+// Zeroes a whole 64 x 64 16-bit tile (the M columns' V tiles in CP pass 1).
+template <int kThreads>
+__device__ __forceinline__ void zero_tile(uint16_t* tile) {
+  for (int u = threadIdx.x; u < kC * 64 / 8; u += kThreads)
+    reinterpret_cast<uint4*>(tile)[u] = make_uint4(0, 0, 0, 0);
 }
 
 // Calls f(S^T element, state row, column within the V-block) for this warp's fragment.
@@ -101,58 +117,89 @@ __device__ __forceinline__ void pack_a(uint32_t (&a)[4], const float (&C)[N][4],
   a[3] = Ops::pack(s8 * C[2 * kk + 1][2], s9 * C[2 * kk + 1][3]);
 }
 
-template <int BV, class Elem>
+// kTransition: CP pass 1 (Mode::Transition) over the augmented state [M | N] (2 x 128
+// columns): M columns start from the identity with v = 0, N columns from zero with the real v;
+// no output, and only U, Vd and the state update per chunk; the end state goes to transfer.
+template <int BV, class Elem, bool kTransition>
 __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
-    chunk_loop_cw_kernel(FusedParams p) {
+    chunk_loop_cw_kernel(const __grid_constant__ FusedParams p) {
   using Ops = ElemOps<Elem>;
   constexpr int kThreadsCw = cw_threads(BV);
   // One flat grid, the V-block fastest, then the head: the CTAs that read the same k, q
   // (a GQA group's heads) and the same T, P (the V-blocks of one head) are launched together
   // and stream them through L2 at the same pace instead of fetching them from DRAM again a
   // wave later.
-  constexpr int kVBlocks = kV / BV;
+  constexpr int kVBlocks = (kTransition ? 2 : 1) * kV / BV;
   const int h = static_cast<int>((blockIdx.x / kVBlocks) % p.d.Hv);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int64_t item = blockIdx.x / kVBlocks / p.d.Hv;
   const Segment seg = segment_of(p, item);
-  if (!(seg.flags & Segment::kUsed)) return;
+  if (!(seg.flags & Segment::kUsed) || (kTransition && (seg.flags & Segment::kLast))) return;
   const Dims& d = p.d;
-  const int v0 = static_cast<int>(blockIdx.x % kVBlocks) * BV;
+  const int col0 = static_cast<int>(blockIdx.x % kVBlocks) * BV;  // in the [M | N] state in pass 1
+  const bool m_part = kTransition && col0 < kV;
+  const int v0 = col0 % kV;
   const int vw = kCwWarpCols * warp;  // this warp's first column within the V-block
   extern __shared__ __align__(1024) char smem_raw[];  // wgmma operand tiles: 1024-byte aligned
   const FusedCwSmem<BV> sm{smem_raw};
-  using VTile = typename FusedCwSmem<BV>::VTile;
+  using HalfTile = typename FusedCwSmem<BV>::HalfTile;
+  const int vh = vw / 64, vc = vw % 64;  // this warp's V half and its first column there
   const auto unit = [](int) { return 1.f; };
 
-  // S^T from h0 (or zero) on a sequence's first segment, else the segment's fixed-up start.
+  // S^T from h0 (or zero) on a sequence's first segment, else the segment's fixed-up start;
+  // in pass 1 the identity (M) or zero (N).
   float S[kK / 8][4];
   for_each_state_t_element(S, vw, g, t, [&](float& x, int row, int c) {
     const int col = v0 + c;
-    if (seg.flags & Segment::kFirst)
+    if (kTransition)
+      x = m_part && row == col ? 1.f : 0.f;
+    else if (seg.flags & Segment::kFirst)
       x = p.h0 ? p.h0[staged::state_index(d, seg.seq, h, row, col)] : 0.f;
     else
       x = p.starts[((item * d.Hv + h) * kK + row) * kV + col];
   });
 
   const int64_t c_begin = seg.chunk_begin, c_end = seg.chunk_end;
-  if (c_begin < c_end) issue_cw_loads<BV, kThreadsCw>(p, sm, c_begin, 0, h, v0);
-  cp_async_commit();
+  if (threadIdx.x == 0) {
+    mbarrier_init(sm.full(0), 1);
+    mbarrier_init(sm.full(1), 1);
+    mbarrier_init(sm.q_full(), 1);
+    fence_mbarrier_init();
+  }
+  if (m_part) {  // v = 0 for the M columns: their V tiles stay zero
+    for (int j = 0; j < FusedCwSmem<BV>::kVHalves; ++j) {
+      zero_tile<kThreadsCw>(sm.v(0, j).p);
+      zero_tile<kThreadsCw>(sm.v(1, j).p);
+    }
+    fence_proxy_async_shared();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0 && c_begin < c_end) {
+    issue_chunk_loads<BV, kTransition>(p, sm, c_begin, 0, h, v0, !m_part);
+    if (!kTransition) issue_q_load<BV>(p, sm, c_begin, h);
+  }
   for (int64_t c = c_begin; c < c_end; ++c) {
-    const int b = static_cast<int>((c - c_begin) % 2);  // ring stage
-    cp_async_wait(0);
-    fence_proxy_async_shared();  // this thread's copies of chunk c, visible to wgmma
-    __syncthreads();  // chunk c landed (every thread's copies); stage 1 - b is free (chunk c-1)
-    if (c + 1 < c_end) issue_cw_loads<BV, kThreadsCw>(p, sm, c + 1, 1 - b, h, v0);
-    cp_async_commit();
-    const uint32_t kq = smem_addr(sm.k(b, 0).p);  // [k0 | q0 | k1 | q1], 8 KB each
-    const auto sV = sm.v(b);
+    const int64_t n = c - c_begin;  // chunks done by this CTA
+    const int b = static_cast<int>(n % 2);  // ring stage; its barrier's phase parity (n / 2) % 2
+    mbarrier_wait_parity(sm.full(b), static_cast<uint32_t>((n / 2) % 2));
+    const ChunkInfo ci = p.table[c];
+    if (ci.len < kC) zero_past_end<BV, kThreadsCw>(sm, b, ci.len);
+    // This thread's generic writes (the zeros; last chunk's output transpose into the V tile
+    // the next copy into this stage overwrites) ordered before the async proxy's accesses.
+    fence_proxy_async_shared();
+    __syncthreads();  // chunk c complete; every warp is past chunk c-1, so stage 1 - b is free
+    if (threadIdx.x == 0 && c + 1 < c_end)
+      issue_chunk_loads<BV, kTransition>(p, sm, c + 1, 1 - b, h, v0, !m_part);
+    const uint32_t sK = smem_addr(sm.k(b, 0).p), sQ = smem_addr(sm.q(0).p);
+    const HalfTile sV = sm.v(b, vh);
     const uint32_t sT = smem_addr(sm.t(b).p), sP = smem_addr(sm.scores(b).p);
     const float* ev = sm.ef(b);
     const float* fv = ev + kC;
+    if (!kTransition) mbarrier_wait_parity(sm.q_full(), static_cast<uint32_t>(n % 2));
 
-    // 1. U^T | O^T = S16^T [K; Q]^T: 64 x 128, depth 128 (8 steps of m64n128k16). The n-rows
-    //    of depth step kk are half kk / 4 (k rows then q rows: 16 groups of 8 rows, 1024 B
-    //    apart), 32-byte slice kk % 4 of each 128-byte row.
+    // 1. U^T = S16^T K^T and O^T = S16^T Q^T: 64 x 64 each, depth 128 (8 steps of two
+    //    m64n64k16). Depth step kk reads half kk / 4 of k and q, the 32-byte slice kk % 4 of
+    //    each 128-byte row (n-rows = chunk rows, 8-row groups 1024 B apart).
     float U[kC / 8][4], O[kC / 8][4];
     {
       uint32_t sa[kK / 16][4];
@@ -161,20 +208,25 @@ __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kK / 16; ++kk) {
-        const uint32_t at = kq + (kk / 4) * 2 * FusedCwSmem<BV>::kHalfBytes + 32 * (kk % 4);
-        wgmma_m64n64k16<Elem, false>(U, sa[kk], sw128_desc(at, 16, 1024), kk > 0);
-        wgmma_m64n64k16<Elem, false>(O, sa[kk],
-                                     sw128_desc(at + FusedCwSmem<BV>::kHalfBytes, 16, 1024), kk > 0);
+        const uint32_t off = (kk / 4) * FusedCwSmem<BV>::kHalfBytes + 32 * (kk % 4);
+        wgmma_m64n64k16<Elem, false>(U, sa[kk], sw128_desc(sK + off, 16, 1024), kk > 0);
       }
-      wgmma_commit();
+      wgmma_commit();  // U first: the chain waits only for it; O^T runs behind W'
+      if (!kTransition) {
+#pragma unroll
+        for (int kk = 0; kk < kK / 16; ++kk) {
+          const uint32_t off = (kk / 4) * FusedCwSmem<BV>::kHalfBytes + 32 * (kk % 4);
+          wgmma_m64n64k16<Elem, false>(O, sa[kk], sw128_desc(sQ + off, 16, 1024), kk > 0);
+        }
+      }
+      wgmma_commit();  // (empty in pass 1: keeps the group count of wgmma_wait<1> below)
     }
     // V^T in A layout (ldmatrix.trans: the C layout of U^T pair for pair) while they run.
     uint32_t va[kC / 16][4];
 #pragma unroll
-    for (int kk = 0; kk < kC / 16; ++kk) ldsm_x4_trans_at(va[kk], sV.frag_nk(16 * kk, vw));
-    wgmma_wait<0>();
+    for (int kk = 0; kk < kC / 16; ++kk) ldsm_x4_trans_at(va[kk], sV.frag_nk(16 * kk, vc));
+    wgmma_wait<1>();
     fence_accumulators(U);
-    fence_accumulators(O);
 
     // 2. W'^T = V^T - U^T diag(e), packed as A fragments (depth = chunk rows).
     uint32_t wa[kC / 16][4];
@@ -199,47 +251,56 @@ __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
     for (int kk = 0; kk < kC / 16; ++kk)
       wgmma_m64n64k16<Elem, false>(VD, wa[kk], sw128_desc(sT + 32 * kk, 16, 1024), kk > 0);
     wgmma_commit();
-    // O^T diag(e) meanwhile (O is not an operand of step 3).
-#pragma unroll
-    for (int nj = 0; nj < kC / 8; ++nj) {
-      const float e0 = ev[8 * nj + 2 * t], e1 = ev[8 * nj + 2 * t + 1];
-      O[nj][0] *= e0;
-      O[nj][1] *= e1;
-      O[nj][2] *= e0;
-      O[nj][3] *= e1;
-    }
+    // S^T e_last meanwhile (S is no operand of the products in flight).
     const float elast = ev[kC - 1];
 #pragma unroll
     for (int nj = 0; nj < kK / 8; ++nj)
 #pragma unroll
       for (int e = 0; e < 4; ++e) S[nj][e] *= elast;
-    wgmma_wait<0>();
+    wgmma_wait<0>();  // Vd, and O^T's group before it
     fence_accumulators(VD);
+    if (!kTransition) {
+      fence_accumulators(O);
+      __syncthreads();  // every warpgroup's reads of q are done: the next chunk's q may land
+      if (threadIdx.x == 0 && c + 1 < c_end) issue_q_load<BV>(p, sm, c + 1, h);
+    }
+    if constexpr (!kTransition) {
+#pragma unroll
+      for (int nj = 0; nj < kC / 8; ++nj) {
+        const float e0 = ev[8 * nj + 2 * t], e1 = ev[8 * nj + 2 * t + 1];
+        O[nj][0] *= e0;
+        O[nj][1] *= e1;
+        O[nj][2] *= e0;
+        O[nj][3] *= e1;
+      }
+    }
 
     // 4. O^T += Vd16^T P^T (depth 64; P rows = n, k-major) and
     //    S^T = e_last S^T + V'^T K with V'^T = Vd^T diag(f) (64 x 128, depth = chunk rows:
-    //    K read n-contiguous, its two 64-column halves 16 KB apart, 8-row depth groups 1024 B
+    //    K read n-contiguous, its two 64-column halves 8 KB apart, 8-row depth groups 1024 B
     //    apart, depth step kk at rows 16 kk).
     {
       uint32_t da[kC / 16][4], fa[kC / 16][4];
 #pragma unroll
       for (int kk = 0; kk < kC / 16; ++kk) {
-        pack_a<Elem>(da[kk], VD, kk, t, unit);
+        if (!kTransition) pack_a<Elem>(da[kk], VD, kk, t, unit);
         pack_a<Elem>(fa[kk], VD, kk, t, [&](int r) { return fv[r]; });
       }
       wgmma_fence();
+      if (!kTransition)
 #pragma unroll
-      for (int kk = 0; kk < kC / 16; ++kk)
-        wgmma_m64n64k16<Elem, false>(O, da[kk], sw128_desc(sP + 32 * kk, 16, 1024), true);
+        for (int kk = 0; kk < kC / 16; ++kk)
+          wgmma_m64n64k16<Elem, false>(O, da[kk], sw128_desc(sP + 32 * kk, 16, 1024), true);
 #pragma unroll
       for (int kk = 0; kk < kC / 16; ++kk)
         wgmma_m64n128k16<Elem, true>(
-            S, fa[kk], sw128_desc(kq + 2048 * kk, 2 * FusedCwSmem<BV>::kHalfBytes, 1024), true);
+            S, fa[kk], sw128_desc(sK + 2048 * kk, FusedCwSmem<BV>::kHalfBytes, 1024), true);
       wgmma_commit();
       wgmma_wait<0>();
     }
-    fence_accumulators(O);
     fence_accumulators(S);
+    if constexpr (kTransition) continue;  // no output in pass 1
+    fence_accumulators(O);
 
     // 5. o = scale O, transposed through this warp's own 16 columns of the V tile (read only
     //    in step 2, by this warp), then 16-byte stores of the rows inside the chunk. The
@@ -250,43 +311,53 @@ __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
     for (int nj = 0; nj < kC / 8; ++nj) {
       const uint32_t lo = Ops::pack(d.scale * O[nj][0], d.scale * O[nj][1]);
       const uint32_t hi = Ops::pack(d.scale * O[nj][2], d.scale * O[nj][3]);
-      uint16_t* const rows = vt + 8 * nj * BV;
-      rows[VTile::offset(2 * t, vw + g)] = static_cast<uint16_t>(lo & 0xffffu);
-      rows[VTile::offset(2 * t + 1, vw + g)] = static_cast<uint16_t>(lo >> 16);
-      rows[VTile::offset(2 * t, vw + g + 8)] = static_cast<uint16_t>(hi & 0xffffu);
-      rows[VTile::offset(2 * t + 1, vw + g + 8)] = static_cast<uint16_t>(hi >> 16);
+      uint16_t* const rows = vt + 8 * nj * 64;
+      rows[HalfTile::offset(2 * t, vc + g)] = static_cast<uint16_t>(lo & 0xffffu);
+      rows[HalfTile::offset(2 * t + 1, vc + g)] = static_cast<uint16_t>(lo >> 16);
+      rows[HalfTile::offset(2 * t, vc + g + 8)] = static_cast<uint16_t>(hi & 0xffffu);
+      rows[HalfTile::offset(2 * t + 1, vc + g + 8)] = static_cast<uint16_t>(hi >> 16);
     }
     __syncwarp();
-    const ChunkInfo ci = p.table[c];
     uint16_t* const o = static_cast<uint16_t*>(p.o) + (ci.tok_begin * d.Hv + h) * kV + v0 + vw;
     const int r0 = lane / 2, c8 = 8 * (lane % 2);
-    const uint4* const src = reinterpret_cast<const uint4*>(vt + VTile::offset(r0, vw + c8));
+    const uint4* const src = reinterpret_cast<const uint4*>(vt + HalfTile::offset(r0, vc + c8));
 #pragma unroll
     for (int i = 0; i < 2 * kC / 32; ++i) {  // rows r0 + 16 i
       const int r = r0 + 16 * i;
       if (r < ci.len)
-        *reinterpret_cast<uint4*>(o + int64_t(r) * d.Hv * kV + c8) = src[i * 16 * BV / 8];
+        *reinterpret_cast<uint4*>(o + int64_t(r) * d.Hv * kV + c8) = src[i * 16 * 64 / 8];
     }
   }
 
-  if ((seg.flags & Segment::kLast) && p.ht)
+  if (kTransition)  // columns col0.. of the segment's [M | N] transfer
+    for_each_state_t_element(S, vw, g, t, [&](const float& x, int row, int c) {
+      p.transfer[((item * d.Hv + h) * kK + row) * (2 * kV) + col0 + c] = x;
+    });
+  else if ((seg.flags & Segment::kLast) && p.ht)
     for_each_state_t_element(S, vw, g, t, [&](const float& x, int row, int c) {
       p.ht[staged::state_index(d, seg.seq, h, row, v0 + c)] = x;
     });
 }
 
-template <int BV, class Elem>
-cudaError_t launch_chunk_loop_cw_typed(const FusedParams& p, unsigned items, cudaStream_t stream) {
-  const auto kernel = chunk_loop_cw_kernel<BV, Elem>;
+template <int BV, class Elem, bool kTransition>
+cudaError_t launch_chunk_loop_cw_mode(const FusedParams& p, unsigned items, cudaStream_t stream) {
+  const auto kernel = chunk_loop_cw_kernel<BV, Elem, kTransition>;
   const size_t smem = FusedCwSmem<BV>::bytes();
-  // Two 113 KB CTAs per SM at BV = 64.
+  // Two 97 KB CTAs per SM at BV = 64.
   const cudaError_t err =
       opt_into_shared_memory(reinterpret_cast<const void*>(kernel), smem, Carveout::MaxShared);
   if (err != cudaSuccess) return err;
-  const uint64_t ctas = uint64_t(items) * static_cast<uint64_t>(p.d.Hv) * (kV / BV);
+  const uint64_t ctas =
+      uint64_t(items) * static_cast<uint64_t>(p.d.Hv) * ((kTransition ? 2 : 1) * kV / BV);
   if (ctas > 0x7fffffffu) return cudaErrorInvalidConfiguration;  // gridDim.x limit
   kernel<<<static_cast<unsigned>(ctas), cw_threads(BV), smem, stream>>>(p);
   return cudaGetLastError();
+}
+
+template <int BV, class Elem>
+cudaError_t launch_chunk_loop_cw_typed(const FusedParams& p, unsigned items, cudaStream_t stream) {
+  return p.mode == Mode::Transition ? launch_chunk_loop_cw_mode<BV, Elem, true>(p, items, stream)
+                                    : launch_chunk_loop_cw_mode<BV, Elem, false>(p, items, stream);
 }
 
 #define GDN_FUSED_INSTANTIATE_CHUNK_LOOP_CW(BV)                                               \
@@ -298,8 +369,8 @@ cudaError_t launch_chunk_loop_cw_typed(const FusedParams& p, unsigned items, cud
   }                                                                                           \
   template <>                                                                                 \
   const void* chunk_loop_cw_symbol<BV>(bool bf16) {                                           \
-    return bf16 ? reinterpret_cast<const void*>(chunk_loop_cw_kernel<BV, __nv_bfloat16>)      \
-                : reinterpret_cast<const void*>(chunk_loop_cw_kernel<BV, __half>);            \
+    return bf16 ? reinterpret_cast<const void*>(chunk_loop_cw_kernel<BV, __nv_bfloat16, false>) \
+                : reinterpret_cast<const void*>(chunk_loop_cw_kernel<BV, __half, false>);     \
   }
 
 }  // namespace gdn::fused

@@ -7,6 +7,8 @@
 //            starts   [max_segs, Hv, K, V]  fp32: corrected start state of each segment.
 #pragma once
 
+#include <cuda.h>
+
 #include "fused_mma.cuh"
 #include "staged_params.cuh"
 
@@ -53,7 +55,8 @@ struct FusedParams {
   const int64_t* chunk_first;
   const ChunkInfo* table;
   const float* gcum;
-  const uint16_t* tbeta16;  // [chunk, Hv, 64, 64] T diag(beta) in the input dtype
+  const uint16_t* tbeta16;  // [chunk, Hv, 64, 64] T diag(beta) in the input dtype (128-byte
+                            // swizzled tiles for the column-warp configs: swizzled16)
   const uint16_t* scores16;  // [chunk, Hv, 64, 64] Gam o causal o Q K^T (column-warp loop)
   const float* gate_ef;      // [chunk, Hv, 2, 64] exp(gamma), exp(gamma_last - gamma) (same)
   const Segment* segs;  // nullptr: one segment per sequence (no CP)
@@ -61,6 +64,9 @@ struct FusedParams {
   float* transfer;      // CP pass 1 output
   Mode mode;
   int stages;           // ring depth, 2 or 3
+  // Column-warp loop only: TMA descriptors of q, k ([Ttot, Hk, 128]) and v ([Ttot, Hv, 128])
+  // (fused_tensor_maps.cuh); the kernel takes the block as a __grid_constant__ parameter.
+  CUtensorMap tmap_q, tmap_k, tmap_v;
 };
 
 // Padded strides (elements): a 16-byte pad per row keeps ldmatrix conflict-free.
@@ -151,53 +157,66 @@ struct FusedPcSmem {
   }
 };
 
-// Shared memory of the column-warp chunk loop (fused_chunk_loop_cw.cuh): a 2-stage ring, per
-// stage k and q (64 x 128 each) as four 64 x 64 halves [k d0..63 | q d0..63 | k d64.. | q d64..],
-// the V-block (64 x BV), T diag(beta) and P (64 x 64), all 16-bit and 128-byte swizzled, then
-// e and f (2 x 64 fp32) of both stages. Every 64-column tile is a canonical wgmma operand
-// (1024-byte aligned atoms of 8 rows x 128 bytes): rows k, q of one half are the 128 n-rows of
-// the [K; Q] operand of U | O = S16^T [K; Q]^T (k-major, depth = state rows), and the k halves,
-// read depth-major (rows = chunk rows), are the n-contiguous operand K of the state update.
-// Nothing else: the state, U, W', Vd and O live in registers. 113 KB at BV = 64, so two CTAs
-// (8 warps) share an SM with the full shared-memory carveout; 129 KB at BV = 128.
+// Shared memory of the column-warp chunk loop (fused_chunk_loop_cw.cuh), all tiles 64 x 64
+// 16-bit (64 rows x 128 bytes), 128-byte swizzled, 1024-byte aligned: canonical wgmma operands
+// as TMA lands them. A 2-stage ring of, per stage, k as two halves (state rows 0..63, 64..127),
+// the V-block as BV / 64 halves, T diag(beta) and P; then q (two halves, one buffer: a chunk's
+// q is read only by the first product, so the next chunk's q streams in behind it); then e and
+// f (2 x 64 fp32) of both stages and the mbarriers (stage full x 2, q full). 97 KB at BV = 64:
+// two CTAs (8 warps) per SM; 113 KB at BV = 128.
+//   The k halves, read k-major (rows = chunk rows = the product's n), are the B operand of
+//   U^T = S16^T K^T; read n-contiguous (rows = depth) they are the B operand K of the state
+//   update; q's halves are that of O^T = S16^T Q^T; T and P (rows = n) those of Vd^T and O^T.
 template <int BV>
 struct FusedCwSmem {
-  using HalfTile = SwizzledTile16<64>;  // 64 rows x 64 columns: one wgmma atom column
-  using VTile = SwizzledTile16<BV>;
+  using HalfTile = SwizzledTile16<64>;  // 64 rows x 64 columns: one swizzle-atom column
   using ChunkTile = SwizzledTile16<kC>;
+  static constexpr int kVHalves = BV / 64;
   static constexpr size_t kHalfBytes = HalfTile::bytes(kC);
-  static constexpr size_t kQkBytes = 4 * kHalfBytes;
-  static constexpr size_t kVBytes = VTile::bytes(kC);
   static constexpr size_t kChunkBytes = ChunkTile::bytes(kC);
   static constexpr size_t kGateBytes = 2 * kC * sizeof(float);
-  static constexpr size_t kStageBytes = kQkBytes + kVBytes + 2 * kChunkBytes;
+  static constexpr size_t kStageBytes = (2 + kVHalves) * kHalfBytes + 2 * kChunkBytes;
   static constexpr int kStages = 2;
-  static constexpr size_t bytes() { return kStages * (kStageBytes + kGateBytes); }
-  static_assert(kStageBytes % 1024 == 0 && kHalfBytes % 1024 == 0 && kVBytes % 1024 == 0 &&
-                    kChunkBytes % 1024 == 0,
-                "every tile 1024-byte aligned: the 128-byte swizzle of wgmma operands (and "
-                "SwizzledTile16's XOR addressing) key on the address bits");
+  static constexpr size_t kQOffset = kStages * kStageBytes;
+  static constexpr size_t kGateOffset = kQOffset + 2 * kHalfBytes;
+  static constexpr size_t kBarrierOffset = kGateOffset + kStages * kGateBytes;
+  static constexpr size_t bytes() { return kBarrierOffset + 4 * sizeof(uint64_t); }
+  // What one stage's copies deliver (the full barrier's transaction bytes), and q's.
+  static constexpr uint32_t kStageTxBytes = uint32_t(kStageBytes + kGateBytes);
+  static constexpr uint32_t kQTxBytes = uint32_t(2 * kHalfBytes);
+  static_assert(kStageBytes % 1024 == 0 && kHalfBytes % 1024 == 0 && kChunkBytes % 1024 == 0 &&
+                    kQOffset % 1024 == 0,
+                "every tile 1024-byte aligned: the 128-byte swizzle of TMA and wgmma keys on the "
+                "address bits");
+  static_assert(kC == 64 && kK == 128 && BV % 64 == 0, "64 x 64 tiles");
 
   char* base;  // 1024-byte aligned
   __device__ __forceinline__ char* stage(int s) const { return base + s * kStageBytes; }
-  // Half h (state rows 64 h .. 64 h + 63) of k, and of q right after it.
+  // Half h (state rows 64 h .. 64 h + 63) of k.
   __device__ __forceinline__ HalfTile k(int s, int h) const {
-    return {reinterpret_cast<uint16_t*>(stage(s) + 2 * h * kHalfBytes)};
+    return {reinterpret_cast<uint16_t*>(stage(s) + h * kHalfBytes)};
   }
-  __device__ __forceinline__ HalfTile q(int s, int h) const {
-    return {reinterpret_cast<uint16_t*>(stage(s) + (2 * h + 1) * kHalfBytes)};
-  }
-  __device__ __forceinline__ VTile v(int s) const {
-    return {reinterpret_cast<uint16_t*>(stage(s) + kQkBytes)};
+  // Columns 64 h .. 64 h + 63 of the V-block.
+  __device__ __forceinline__ HalfTile v(int s, int h) const {
+    return {reinterpret_cast<uint16_t*>(stage(s) + (2 + h) * kHalfBytes)};
   }
   __device__ __forceinline__ ChunkTile t(int s) const {
-    return {reinterpret_cast<uint16_t*>(stage(s) + kQkBytes + kVBytes)};
+    return {reinterpret_cast<uint16_t*>(stage(s) + (2 + kVHalves) * kHalfBytes)};
   }
   __device__ __forceinline__ ChunkTile scores(int s) const {
-    return {reinterpret_cast<uint16_t*>(stage(s) + kQkBytes + kVBytes + kChunkBytes)};
+    return {reinterpret_cast<uint16_t*>(stage(s) + (2 + kVHalves) * kHalfBytes + kChunkBytes)};
+  }
+  __device__ __forceinline__ HalfTile q(int h) const {
+    return {reinterpret_cast<uint16_t*>(base + kQOffset + h * kHalfBytes)};
   }
   __device__ __forceinline__ float* ef(int s) const {  // e [64] then f [64]
-    return reinterpret_cast<float*>(base + kStages * kStageBytes + s * kGateBytes);
+    return reinterpret_cast<float*>(base + kGateOffset + s * kGateBytes);
+  }
+  __device__ __forceinline__ uint64_t* full(int s) const {
+    return reinterpret_cast<uint64_t*>(base + kBarrierOffset) + s;
+  }
+  __device__ __forceinline__ uint64_t* q_full() const {
+    return reinterpret_cast<uint64_t*>(base + kBarrierOffset) + kStages;
   }
 };
 

@@ -2,6 +2,7 @@
 #include "chunk_table.cuh"
 #include "fused_kernels.cuh"
 #include "fused_run.cuh"
+#include "fused_tensor_maps.cuh"
 #include "staged_kernels.cuh"
 #include "staged_run.cuh"
 
@@ -48,9 +49,10 @@ FusedWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConf
   return w;
 }
 
-// The producer/consumer and column-warp loops run the Output passes of their configs; CP
-// pass 1 (Transition: no output, the state widened to [M | N]) always runs the cooperative
-// loop, at most 64 columns wide (the widest it is compiled for).
+// The column-warp loop runs both passes of its configs (CP pass 1, Transition: no output,
+// the state widened to [M | N], in 2 x 128 / block_v V-blocks). The producer/consumer loop
+// runs the Output passes of its configs; their CP pass 1 runs the cooperative loop, at most
+// 64 columns wide (the widest it is compiled for).
 cudaError_t launch_loop(const FusedParams& p, const KernelConfig& c, int64_t items, int state_cols,
                         cudaStream_t s) {
   const auto n = static_cast<unsigned>(items);
@@ -61,7 +63,7 @@ cudaError_t launch_loop(const FusedParams& p, const KernelConfig& c, int64_t ite
       default: return cudaErrorInvalidValue;
     }
   }
-  if (c.roles == WarpRoles::ColumnWarps && p.mode == Mode::Output) {
+  if (c.roles == WarpRoles::ColumnWarps) {  // both passes; pass 1 spans [M | N] itself
     switch (c.block_v) {
       case 64: return launch_chunk_loop_cw<64>(p, n, s);
       case 128: return launch_chunk_loop_cw<128>(p, n, s);
@@ -133,6 +135,8 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     prep.ws.tbeta16 = w.tbeta16;  // the fp32 T of the staged family is not needed
     prep.ws.scores16 = w.scores16;  // ColumnWarps only (else nullptr: not computed)
     prep.ws.gate_ef = w.gate_ef;
+    // The column-warp loop bulk-copies T and P straight into wgmma operand tiles.
+    prep.ws.swizzled16 = c.roles == WarpRoles::ColumnWarps;
     err = staged::launch_prepare(prep, s);
   }
   FusedParams fp{};
@@ -152,6 +156,11 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   fp.gate_ef = w.gate_ef;
   fp.stages = c.stages;
   fp.mode = Mode::Output;
+  if (err == cudaSuccess && c.roles == WarpRoles::ColumnWarps && d.Ttot > 0) {
+    err = encode_token_tile_map(&fp.tmap_q, a.q, d.Hk, d.Ttot, d.in_bf16);
+    if (err == cudaSuccess) err = encode_token_tile_map(&fp.tmap_k, a.k, d.Hk, d.Ttot, d.in_bf16);
+    if (err == cudaSuccess) err = encode_token_tile_map(&fp.tmap_v, a.v, d.Hv, d.Ttot, d.in_bf16);
+  }
   if (c.cp_segment_chunks == 0) {
     if (err == cudaSuccess) err = launch_loop(fp, c, d.num_seqs, kV, s);
     return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;

@@ -32,6 +32,10 @@ struct ChunkWorkspace {
   uint16_t* tbeta16 = nullptr;  // 16-bit T diag(beta); nullptr when not wanted
   uint16_t* scores16 = nullptr;  // 16-bit gated causal Q K^T; nullptr when not wanted
   float* gate_ef = nullptr;      // exp gates per chunk row; nullptr when not wanted
+  // tbeta16 and scores16 tiles stored 128-byte swizzled (element (r, c) of a 64 x 64 tile at
+  // r * 64 + 8 ((c / 8) ^ (r % 8)) + c % 8): a linear bulk copy of a tile into 1024-byte
+  // aligned shared memory is then a wgmma operand as it lands (column-warp loop).
+  bool swizzled16 = false;
   float* states = nullptr;
   float* vnew = nullptr;
 };

@@ -1,6 +1,7 @@
 // Pointer rules of gdn_fwd_args / gdn_bwd_args. Token tensors are required whenever the
 // problem has tokens (an empty problem may pass NULL, as frameworks do for empty tensors);
 // states are optional by design (NULL h0 = zero start, NULL ht = no final state).
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 
@@ -33,6 +34,21 @@ gdn_status check_required(std::string_view where, const ProblemFacts& f,
     if (r.pointer == nullptr)
       return reject(GDN_ERROR_INVALID_ARGUMENT, where, r.argument,
                     cat("a device pointer to ", r.tensor, " (", f.tokens, " tokens)"), "NULL");
+  return GDN_OK;
+}
+
+// The token tensors the forward kernels read and write in 16-byte vectors (q, k, v: TMA boxes
+// and cp.async rows; o: 16-byte stores) must start on a 16-byte boundary; rows are 256 bytes,
+// so every row then does.
+gdn_status check_aligned_16(std::string_view where, const ProblemFacts& f,
+                            std::initializer_list<Required> tensors) {
+  if (f.tokens == 0) return GDN_OK;
+  for (const Required& r : tensors)
+    if (reinterpret_cast<std::uintptr_t>(r.pointer) % 16 != 0)
+      return reject(GDN_ERROR_INVALID_ARGUMENT, where, r.argument,
+                    cat("a 16-byte aligned device pointer to ", r.tensor),
+                    cat("an address ", reinterpret_cast<std::uintptr_t>(r.pointer) % 16,
+                        " bytes past a 16-byte boundary"));
   return GDN_OK;
 }
 
@@ -69,6 +85,10 @@ gdn_status validate_fwd_args(const gdn_problem& p, const gdn_fwd_args* a, const 
                                      {"a->g", a->g, t.gate},
                                      {"a->beta", a->beta, t.beta},
                                      {"a->o", a->o, t.v}});
+      s != GDN_OK)
+    return s;
+  if (gdn_status s = check_aligned_16(
+          where, f, {{"a->q", a->q, t.qk}, {"a->k", a->k, t.qk}, {"a->v", a->v, t.v}, {"a->o", a->o, t.v}});
       s != GDN_OK)
     return s;
   return check_workspace_pair(where, "a->workspace_bytes", a->workspace, a->workspace_bytes);

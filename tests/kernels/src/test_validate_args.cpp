@@ -60,6 +60,28 @@ INSTANTIATE_TEST_SUITE_P(
                       PointerCase{"a->o", offsetof(gdn_fwd_args, o), "[B, T, Hv, V] bf16"}),
     [](const auto& info) { return std::string(info.param.argument).substr(3); });
 
+class FwdAlignedPointer : public ::testing::TestWithParam<PointerCase> {};
+
+TEST_P(FwdAlignedPointer, RejectsAnAddressOffA16ByteBoundary) {
+  const gdn_problem p = valid_batched_problem();
+  gdn_fwd_args a = valid_fwd_args();
+  void* ptr = nullptr;
+  std::memcpy(&ptr, reinterpret_cast<char*>(&a) + GetParam().offset, sizeof ptr);
+  ptr = static_cast<char*>(ptr) + 2;  // one bf16 element in: a sliced tensor
+  std::memcpy(reinterpret_cast<char*>(&a) + GetParam().offset, &ptr, sizeof ptr);
+  EXPECT_TRUE(fails_with(gdn_validate_fwd(&p, &a), GDN_ERROR_INVALID_ARGUMENT,
+                         {GetParam().argument, "16-byte aligned", GetParam().tensor,
+                          "2 bytes past a 16-byte boundary"}));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EachVectorTensor, FwdAlignedPointer,
+    ::testing::Values(PointerCase{"a->q", offsetof(gdn_fwd_args, q), "[B, T, Hk, K] bf16"},
+                      PointerCase{"a->k", offsetof(gdn_fwd_args, k), "[B, T, Hk, K] bf16"},
+                      PointerCase{"a->v", offsetof(gdn_fwd_args, v), "[B, T, Hv, V] bf16"},
+                      PointerCase{"a->o", offsetof(gdn_fwd_args, o), "[B, T, Hv, V] bf16"}),
+    [](const auto& info) { return std::string(info.param.argument).substr(3); });
+
 class BwdRequiredPointer : public ::testing::TestWithParam<PointerCase> {};
 
 TEST_P(BwdRequiredPointer, RejectsNull) {

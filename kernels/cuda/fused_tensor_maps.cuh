@@ -1,0 +1,24 @@
+// Host-side TMA descriptors (tensor maps) of the [tokens, heads, 128] 16-bit inputs q, k, v, as
+// the column-warp chunk loop loads them: boxes of 64 tokens x 1 head x 64 columns, landing as
+// 128-byte swizzled 64 x 64 tiles (the canonical wgmma operand layout); rows past the tensor's
+// end arrive as zeros.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace gdn::fused {
+
+// The tile box of the maps: 64 columns (128 bytes: the swizzle span) x 1 head x 64 tokens.
+inline constexpr int kTmaBoxCols = 64;
+inline constexpr int kTmaBoxRows = 64;
+
+// Encodes map for base viewed as [tokens, heads, 128] 16-bit (bf16 or fp16) elements.
+// cudaErrorInvalidValue when the driver's encoder is unavailable or rejects the view (base not
+// 16-byte aligned, tokens beyond the 2^32 limit of a dimension).
+cudaError_t encode_token_tile_map(CUtensorMap* map, const void* base, int heads, int64_t tokens,
+                                  bool bf16);
+
+}  // namespace gdn::fused
