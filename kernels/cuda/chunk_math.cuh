@@ -178,41 +178,48 @@ __device__ __forceinline__ void store_diagonal_block(SmemMat x, int b, const flo
 //   3. all 8: L = -X_BB M (row block warp / 4 of L, n-tile warp % 4; X_BB's row block rb
 //      has columns < 16 (rb + 1), k-steps 0 .. 2 rb + 1)
 // Needs X's diagonal blocks written and every thread of a block of exactly 8 warps; ends
-// synchronised.
-__device__ inline void invert_off_diagonal_blocks(SmemMat n, SmemMat x, float* scratch) {
+// synchronised. Scratch placement: M (32 x 32) at m with row stride ldm; warp w < 4's S
+// (16 x 8) at s0 + w s_step with row stride lds (strides multiples of 2, 8-byte aligned rows);
+// neither may overlap what the phases read or write of n and x.
+__device__ inline void invert_off_diagonal_blocks(SmemMat n, SmemMat x, float* m, int ldm,
+                                                  float* s0, int s_step, int lds) {
   const int warp = threadIdx.x / 32;
-  float* m = scratch;  // 32 x 32, stride kLdM
   float acc[4] = {};
   if (warp < 4) {
     const int i = 2 * (warp / 2) + 1, j = i - 1, c0 = 8 * (warp % 2);
-    float* s = scratch + 32 * kLdM + warp * kBlock * kLdS;  // 16 x 8, stride kLdS
+    float* s = s0 + warp * s_step;  // 16 x 8, stride lds
     mma_3xtf32(acc, &n(kBlock * i, kBlock * j), n.ld, &x(kBlock * j, kBlock * j + c0), x.ld,
                warp % 2, 2);
-    store_c(s, kLdS, acc, 1.f);
+    store_c(s, lds, acc, 1.f);
     __syncwarp();
     float out[4] = {};
-    mma_3xtf32(out, &x(kBlock * i, kBlock * i), x.ld, s, kLdS, 0, 2);
+    mma_3xtf32(out, &x(kBlock * i, kBlock * i), x.ld, s, lds, 0, 2);
     store_c(&x(kBlock * i, kBlock * j + c0), x.ld, out, -1.f);
   } else {
     const int rb = (warp - 4) / 2, nt = 2 + warp % 2;
     mma_3xtf32(acc, &n(32 + kBlock * rb, 0), n.ld, &x(0, 8 * nt), x.ld, nt, 4);
-    store_c(m + kBlock * rb * kLdM + 8 * nt, kLdM, acc, 1.f);
+    store_c(m + kBlock * rb * ldm + 8 * nt, ldm, acc, 1.f);
   }
   __syncthreads();
   if (warp < 4) {
     const int rb = warp / 2, nt = warp % 2;
     float mm[4] = {};
     mma_3xtf32(mm, &n(32 + kBlock * rb, 0), n.ld, &x(0, 8 * nt), x.ld, nt, 4);
-    store_c(m + kBlock * rb * kLdM + 8 * nt, kLdM, mm, 1.f);
+    store_c(m + kBlock * rb * ldm + 8 * nt, ldm, mm, 1.f);
   }
   __syncthreads();
   {
     const int rb = warp / 4, nt = warp % 4;
     float l[4] = {};
-    mma_3xtf32(l, &x(32 + kBlock * rb, 32), x.ld, m + 8 * nt, kLdM, 0, 2 * rb + 2);
+    mma_3xtf32(l, &x(32 + kBlock * rb, 32), x.ld, m + 8 * nt, ldm, 0, 2 * rb + 2);
     store_c(&x(32 + kBlock * rb, 8 * nt), x.ld, l, -1.f);
   }
   __syncthreads();
+}
+
+// The scratch as one buffer of kScratchFloats floats (16-byte aligned): M, then the four S.
+__device__ inline void invert_off_diagonal_blocks(SmemMat n, SmemMat x, float* scratch) {
+  invert_off_diagonal_blocks(n, x, scratch, kLdM, scratch + 32 * kLdM, kBlock * kLdS, kLdS);
 }
 
 }  // namespace inverse64

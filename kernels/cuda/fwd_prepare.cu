@@ -1,16 +1,20 @@
-// Forward stage 1, one CTA per (chunk, v-head), 256 threads:
+// Forward stage 1, one CTA per (chunk, run of `heads` v-heads of one GQA group), 256 threads.
+// The v-heads of a group share their k head (and q head), so the raw products
+//   R_kk = K K^T (strictly lower)  and  R_qk = Q K^T (lower, only when P is wanted)
+// (64 x 64, reduce over K = 128; tensor cores: 16-bit k, q, exact products, fp32 accumulation)
+// are formed once per CTA and kept in shared memory; then, per v-head of the run:
 //   gamma = chunk-local cumsum of g                       -> gcum [Ttot, Hv]
-//   N  = StrictLower(diag(beta) K K^T)        (64 x 64, reduce over K = 128; tensor cores:
-//                                              16-bit k, exact products, fp32 accumulation)
+//   N  = StrictLower(diag(beta) R_kk)
 //   A0 = (I + N)^-1                            gate-free, fp32 (chunk_math.cuh)
 //   T  = Gam o A0 = D A0 D^-1                  -> tmat [chunk, Hv, 64, 64] (fp32, staged)
 //   T diag(beta) in the input dtype            -> tbeta16 [chunk, Hv, 64, 64] (fused)
 // and, for the column-warp fused loop (when its workspace pointers are set):
-//   P = Gam o causal o (Q K^T) in the input dtype -> scores16 [chunk, Hv, 64, 64]
+//   P = Gam o causal o R_qk in the input dtype -> scores16 [chunk, Hv, 64, 64]
 //   e = exp(gamma), f = exp(gamma_last - gamma)   -> gate_ef [chunk, Hv, 2, 64]
 // (the loop's products that do not depend on the state, computed once per (chunk, head)
-// instead of once per V-block and chunk step). T depends only on k, beta and g, so the
-// backward reuses this kernel unchanged.
+// instead of once per V-block and chunk step). Every output is bit-identical to computing the
+// products per v-head: the same fp32 sums, scaled by the same factors. T depends only on k,
+// beta and g, so the backward reuses this kernel unchanged.
 #include "block_tile.cuh"
 #include "chunk_math.cuh"
 #include "fused_mma.cuh"  // the mma.sync / ldmatrix wrappers (shared with the fused family)
@@ -24,30 +28,40 @@ constexpr int kThreads = 256;  // 8 warps
 constexpr int kLdK16 = kK + 8;  // 16-bit k rows, padded 16 bytes: ldmatrix without conflicts
 
 constexpr int kLdMat = kC + 4;   // fp32 64 x 64 rows padded to 16-byte multiples (float4 access)
+constexpr int kMaxHeads = 8;     // v-heads per CTA at most (they share one k head)
+static_assert(kMaxHeads <= kThreads / 32, "warp j scans head j's gamma");
+constexpr float kLog2e = 1.4426950408889634f;  // gamma log2(e): the exponent of exp2 for the gates
 
-// 53 KB: four CTAs (32 warps) share an SM. The inverse's scratch reuses k16's bytes: k is dead
-// once N and P are formed; q (16-bit, only when P is wanted) borrows x's bytes until then.
+// gamma log2(e), rounded as a product of its own (__fmul_rn: never contracted into the
+// subtraction of the gate exponent, so the same value as a stored exponent would be).
+__device__ __forceinline__ float to_log2(float gamma) { return __fmul_rn(gamma, kLog2e); }
+
+// 55 KB: four CTAs (32 warps) share an SM.
+//   raw: the shared products, R_kk strictly below the diagonal at (r, c), R_qk on and below
+//        the diagonal stored transposed (R_qk(r, c) at (c, r), r >= c): disjoint halves
+//   n:   N per head; before that k (16-bit, stride kLdK16) while the products are formed
+//   x:   X per head; before that q (16-bit)
+//   gam, bet: gamma (scanned in place from g) and beta of each head of the run, 64 each
+// The inverse's scratch lies in the upper-right quadrants of n (M) and x (the four S), which
+// N, X and T never touch (both lower triangular).
 struct PrepareSmem {
-  uint16_t* k16;             // 64 x 128 (16-bit, stride kLdK16); later the inverse's scratch
-  SmemMat n, x;              // 64 x 64 (stride kLdMat): N, then X = (I + N)^-1
-  float* g;                  // 64
-  float* gl2;                // 64: gamma log2(e), the exponent of exp2 for the gates
-  float* beta;               // 64
+  SmemMat raw, n, x;         // 64 x 64 (stride kLdMat)
+  float* gam;                // kMaxHeads x 64
+  float* bet;                // kMaxHeads x 64
   __host__ __device__ static PrepareSmem carve(SmemCarver& c) {
     PrepareSmem s;
-    s.k16 = reinterpret_cast<uint16_t*>(c.take(kC * kLdK16 / 2));
+    s.raw = {c.take(kC * kLdMat), kLdMat};
     s.n = {c.take(kC * kLdMat), kLdMat};
     s.x = {c.take(kC * kLdMat), kLdMat};
-    s.g = c.take(kC);
-    s.gl2 = c.take(kC);
-    s.beta = c.take(kC);
+    s.gam = c.take(kMaxHeads * kC);
+    s.bet = c.take(kMaxHeads * kC);
     return s;
   }
-  __device__ float* inverse_scratch() const { return reinterpret_cast<float*>(k16); }
+  __device__ uint16_t* k16() const { return reinterpret_cast<uint16_t*>(n.p); }
   __device__ uint16_t* q16() const { return reinterpret_cast<uint16_t*>(x.p); }
 };
-static_assert(kC * kLdMat * 4 >= kC * kLdK16 * 2, "16-bit q must fit in x's bytes");
-static_assert(kC * kLdK16 / 2 >= inverse64::kScratchFloats, "the inverse's scratch must fit in k16");
+static_assert(kC * kLdMat * 4 >= kC * kLdK16 * 2, "16-bit k and q must fit in n's and x's bytes");
+static_assert(kLdMat % 4 == 0, "float4 rows");
 
 // cp.async of a chunk's 64 rows of a [Ttot, H, 128] 16-bit input (row 0 at src, rows src_stride
 // apart) into a padded 64 x 128 tile; rows >= len are zero-filled. Thread tid keeps column group
@@ -64,6 +78,25 @@ __device__ __forceinline__ void cp_async_rows(uint16_t* dst, const uint16_t* src
     fused::cp_async_16(d0 + i * kStep * kLdK16, valid ? s0 + i * kStep * src_stride : src,
                        valid ? 16 : 0);
   }
+}
+
+// gamma[r] = sum_{s <= r} g[s] over the 64 rows, in place, by the calling warp (any warp; the
+// arithmetic of chunk_cumsum_warp0, so the same sums). Each lane scans rows lane, lane + 32.
+__device__ __forceinline__ void chunk_cumsum_warp(float* v) {
+  const int lane = threadIdx.x % 32;
+  float lo = v[lane], hi = v[lane + 32];
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const float l = __shfl_up_sync(0xffffffffu, lo, off);
+    const float h = __shfl_up_sync(0xffffffffu, hi, off);
+    if (lane >= off) {
+      lo += l;
+      hi += h;
+    }
+  }
+  const float lo_total = __shfl_sync(0xffffffffu, lo, 31);
+  v[lane] = lo;
+  v[lane + 32] = hi + lo_total;
 }
 
 // 2^x with ex2.approx.ftz: the exp2f instruction without its subnormal-result fix-up (results
@@ -84,98 +117,108 @@ __device__ __forceinline__ void load8(float (&v)[8], const float* p) {
 // Lower-triangular products of two 64 x 128 16-bit tiles on the tensor cores, C = A B^T with
 // depth 128. Warp w computes the 16 x 32 tile at rows 16 (w % 4), columns 32 (w / 4) (4
 // n-tiles of 8; depth in 8 steps of 16); the two tiles wholly above the diagonal skip the
-// products (their accumulators stay zero). Then out(row, col, rv, acc0, acc1) for every pair
-// (col, col + 1) of the warp's tile, acc the fp32 sums, rv = row_val(row) (read once per lane
-// row, after the products); out masks what lies above the diagonal.
-template <class Elem, class RowVal, class Out>
-__device__ void lower_abt(const uint16_t* a16, const uint16_t* b16, RowVal row_val, Out out) {
+// products and the stores. Then out(row, col, acc0, acc1) for every pair (col, col + 1) of the
+// computed tiles, acc the fp32 sums; out masks what lies above the diagonal.
+template <class Elem, class Out>
+__device__ void lower_abt(const uint16_t* a16, const uint16_t* b16, Out out) {
   using Ops = fused::ElemOps<Elem>;
   const fused::SmemTile16 a{const_cast<uint16_t*>(a16), kLdK16};
   const fused::SmemTile16 b{const_cast<uint16_t*>(b16), kLdK16};
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int r0 = 16 * (warp % 4), c0 = 32 * (warp / 4);
+  if (c0 >= r0 + 16) return;  // warp-uniform
   float acc[4][4] = {};
-  if (c0 < r0 + 16) {
 #pragma unroll
-    for (int kk = 0; kk < kK / 16; ++kk) {
-      uint32_t af[4];
-      fused::load_a(af, a, r0, 16 * kk);
+  for (int kk = 0; kk < kK / 16; ++kk) {
+    uint32_t af[4];
+    fused::load_a(af, a, r0, 16 * kk);
 #pragma unroll
-      for (int np = 0; np < 2; ++np) {
-        uint32_t bf[4];
-        fused::load_b_nk(bf, b, 16 * kk, c0 + 16 * np);
-        Ops::mma(acc[2 * np], af, bf[0], bf[1]);
-        Ops::mma(acc[2 * np + 1], af, bf[2], bf[3]);
-      }
+    for (int np = 0; np < 2; ++np) {
+      uint32_t bf[4];
+      fused::load_b_nk(bf, b, 16 * kk, c0 + 16 * np);
+      Ops::mma(acc[2 * np], af, bf[0], bf[1]);
+      Ops::mma(acc[2 * np + 1], af, bf[2], bf[3]);
     }
   }
-  const float rv[2] = {row_val(r0 + g), row_val(r0 + g + 8)};
 #pragma unroll
   for (int nj = 0; nj < 4; ++nj)
 #pragma unroll
     for (int e = 0; e < 4; e += 2) {
       const int row = r0 + g + (e >= 2 ? 8 : 0), col = c0 + 8 * nj + 2 * t;
-      out(row, col, rv[e / 2], acc[nj][e], acc[nj][e + 1]);
+      out(row, col, acc[nj][e], acc[nj][e + 1]);
     }
 }
 
-// N(i, j) = beta_i k_i . k_j for i > j (0 on and above the diagonal). The lane's two row betas
-// are read once (the stores to n would otherwise force a reload per pair); the pair (col,
-// col + 1) is one 8-byte store (col even, n.ld even, rows 16-byte aligned).
+// R_kk(i, j) = k_i . k_j for i > j, at raw(i, j) (nothing on or above the diagonal: that half
+// holds R_qk). The pair (col, col + 1) is one 8-byte store where both lie below the diagonal.
 template <class Elem>
-__device__ void strict_lower_kkt(const uint16_t* k16, SmemMat n, const float* beta) {
-  lower_abt<Elem>(
-      k16, k16, [&](int row) { return beta[row]; },
-      [&](int row, int col, float b, float a0, float a1) {
-        *reinterpret_cast<float2*>(&n(row, col)) =
-            make_float2(row > col ? b * a0 : 0.f, row > col + 1 ? b * a1 : 0.f);
-      });
+__device__ void raw_kkt(const uint16_t* k16, SmemMat raw) {
+  lower_abt<Elem>(k16, k16, [&](int row, int col, float a0, float a1) {
+    if (row > col + 1)
+      *reinterpret_cast<float2*>(&raw(row, col)) = make_float2(a0, a1);
+    else if (row > col)
+      raw(row, col) = a0;
+  });
 }
 
-// P(i, j) = exp(gamma_i - gamma_j) q_i . k_j for i >= j (exp only there, where it is <= 1),
-// rounded once to the input dtype (the gate as exp2 of gamma log2(e), like T's). One
-// warp, rows 16 rb .. 16 rb + 15, all 64 columns (16-column blocks past the diagonal block skip
-// the products and store zeros).                       tile 16 x 64, depth 128
-// swz = 7: the tile is stored 128-byte swizzled (ChunkWorkspace::swizzled16); 0: row-major.
+// R_qk(i, j) = q_i . k_j for i >= j, at raw(j, i) (transposed into the upper half; lanes (g, t)
+// hit banks 8 t + g + const: no conflicts).
 template <class Elem>
-__device__ void gated_scores_rows(const uint16_t* q16, const uint16_t* k16, const float* gl2,
-                                  uint16_t* out, int rb, int swz) {
-  using Ops = fused::ElemOps<Elem>;
-  const fused::SmemTile16 q{const_cast<uint16_t*>(q16), kLdK16};
-  const fused::SmemTile16 k{const_cast<uint16_t*>(k16), kLdK16};
-  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  float acc[kC / 8][4] = {};
+__device__ void raw_qkt(const uint16_t* q16, const uint16_t* k16, SmemMat raw) {
+  lower_abt<Elem>(q16, k16, [&](int row, int col, float a0, float a1) {
+    if (row >= col) raw(col, row) = a0;
+    if (row >= col + 1) raw(col + 1, row) = a1;
+  });
+}
+
+// N(i, j) = beta_i R_kk(i, j) for i > j, by 8-column groups: thread tid owns columns
+// c0 = 8 (tid % 8) .. c0 + 7 of rows tid / 8 and tid / 8 + 32. Groups wholly above the
+// diagonal are not written (the inverse reads only N's strictly lower part, and M lies in
+// n's upper-right quadrant); raw's upper half (R_qk) is selected away.
+__device__ __forceinline__ void form_n(SmemMat raw, SmemMat n, const float* beta) {
+  const int c0 = 8 * (threadIdx.x % 8);
 #pragma unroll
-  for (int kk = 0; kk < kK / 16; ++kk) {
-    uint32_t af[4];
-    fused::load_a(af, q, 16 * rb, 16 * kk);
+  for (int it = 0; it < 2; ++it) {
+    const int r = threadIdx.x / 8 + 32 * it;
+    if (c0 > r) continue;
+    float v[8];
+    load8(v, &raw(r, c0));
+    const float b = beta[r];
 #pragma unroll
-    for (int cb = 0; cb < kC / 16; ++cb) {
-      if (cb > rb) continue;  // wholly above the diagonal
-      uint32_t bf[4];
-      fused::load_b_nk(bf, k, 16 * kk, 16 * cb);
-      Ops::mma(acc[2 * cb], af, bf[0], bf[1]);
-      Ops::mma(acc[2 * cb + 1], af, bf[2], bf[3]);
-    }
+    for (int i = 0; i < 8; ++i) v[i] = r > c0 + i ? b * v[i] : 0.f;
+    *reinterpret_cast<float4*>(&n(r, c0)) = make_float4(v[0], v[1], v[2], v[3]);
+    *reinterpret_cast<float4*>(&n(r, c0 + 4)) = make_float4(v[4], v[5], v[6], v[7]);
   }
-  // Lane rows 16 rb + g (+ 8), columns 8 nj + 2t (+ 1); n-tiles wholly above the diagonal
-  // block store zeros without gates. The select keeps exp2 of a positive exponent out of P.
-  // Both rows are g mod 8, so swizzling moves n-tile nj's pair to 16-byte group nj ^ g (the
-  // offset 2t within the group unchanged): column offset (8 nj) ^ sw8, sw8 = 8 (g & swz).
-  const float gr[2] = {gl2[16 * rb + g], gl2[16 * rb + g + 8]};
+}
+
+// P(i, j) = exp(gamma_i - gamma_j) R_qk(i, j) for i >= j (exp only there, where it is <= 1),
+// rounded once to the input dtype (the gate as exp2 of gamma log2(e), like T's). One
+// warp, rows 16 rb .. 16 rb + 15, all 64 columns (n-tiles past the diagonal block store zeros).
+// Lane (g, t) keeps the mma accumulator layout: rows 16 rb + g (+ 8), columns 8 nj + 2t (+ 1);
+// R_qk(row, col) is read at raw(col, row) (banks 8 t + g + const: no conflicts).
+// swz = 7: the tile is stored 128-byte swizzled (ChunkWorkspace::swizzled16); 0: row-major.
+// Both rows are g mod 8, so swizzling moves n-tile nj's pair to 16-byte group nj ^ g (the
+// offset 2t within the group unchanged): column offset (8 nj) ^ sw8, sw8 = 8 (g & swz).
+template <class Elem>
+__device__ void gated_scores_rows(SmemMat raw, const float* gam, uint16_t* out, int rb, int swz) {
+  using Ops = fused::ElemOps<Elem>;
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const float gr[2] = {to_log2(gam[16 * rb + g]), to_log2(gam[16 * rb + g + 8])};
   const int sw8 = 8 * (g & swz);
   uint16_t* const out_lane = out + (16 * rb + g) * kC + 2 * t;
 #pragma unroll
   for (int nj = 0; nj < kC / 8; ++nj) {
     const int col = 8 * nj + 2 * t;
-    const float2 gc = *reinterpret_cast<const float2*>(gl2 + col);
+    const float2 gcr = *reinterpret_cast<const float2*>(gam + col);
+    const float gc0 = to_log2(gcr.x), gc1 = to_log2(gcr.y);
 #pragma unroll
     for (int e = 0; e < 4; e += 2) {
       const int row = 16 * rb + g + (e >= 2 ? 8 : 0);
       float p0 = 0.f, p1 = 0.f;
       if (nj < 2 * rb + 2) {  // n-tile within or left of the diagonal block (warp-uniform)
-        p0 = row >= col ? acc[nj][e] * ex2_ftz(gr[e / 2] - gc.x) : 0.f;
-        p1 = row >= col + 1 ? acc[nj][e + 1] * ex2_ftz(gr[e / 2] - gc.y) : 0.f;
+        // the select keeps exp2 of a positive exponent (and raw's other half) out of P
+        p0 = row >= col ? raw(col, row) * ex2_ftz(gr[e / 2] - gc0) : 0.f;
+        p1 = row >= col + 1 ? raw(col + 1, row) * ex2_ftz(gr[e / 2] - gc1) : 0.f;
       }
       *reinterpret_cast<uint32_t*>(out_lane + (e >= 2 ? 8 * kC : 0) + ((8 * nj) ^ sw8)) =
           Ops::pack(p0, p1);
@@ -190,7 +233,8 @@ __device__ void gated_scores_rows(const uint16_t* q16, const uint16_t* k16, cons
 // are zeros without reading X (its upper blocks are never written). swz = 7: tb_out's tile is
 // stored 128-byte swizzled (ChunkWorkspace::swizzled16), 0: row-major; t_out is never swizzled.
 template <class Elem>
-__device__ void write_t(const PrepareSmem& s, float* t_out, uint16_t* tb_out, int swz) {
+__device__ void write_t(SmemMat x, const float* gam, const float* beta, float* t_out,
+                        uint16_t* tb_out, int swz) {
   using Ops = fused::ElemOps<Elem>;
   static_assert(kThreads == 256 && kC == 64, "8 column groups x 32 rows per pass, two passes");
   const int c0 = 8 * (threadIdx.x % 8);
@@ -198,16 +242,18 @@ __device__ void write_t(const PrepareSmem& s, float* t_out, uint16_t* tb_out, in
   // to group (c0 / 8) ^ (r % 8) when swizzled.
   const int tb_c0 = 8 * ((threadIdx.x % 8) ^ (threadIdx.x / 8 & swz));
   float gc[8], bc[8];
-  load8(gc, s.gl2 + c0);
-  load8(bc, s.beta + c0);
+  load8(gc, gam + c0);
+  load8(bc, beta + c0);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) gc[i] = to_log2(gc[i]);
 #pragma unroll
   for (int it = 0; it < 2; ++it) {
     const int r = threadIdx.x / 8 + 32 * it;
     float t[8] = {};
     if (c0 <= r) {
       float xv[8];
-      load8(xv, &s.x(r, c0));
-      const float gr = s.gl2[r];
+      load8(xv, &x(r, c0));
+      const float gr = to_log2(gam[r]);
       // the select keeps exp2 of a positive exponent (inf above the diagonal) out of T
 #pragma unroll
       for (int i = 0; i < 8; ++i) t[i] = r >= c0 + i ? ex2_ftz(gr - gc[i]) * xv[i] : 0.f;
@@ -231,82 +277,133 @@ size_t prepare_smem_bytes() {
   return c.used;
 }
 
-// 1-D grid of max_chunks * Hv CTAs, the v-head fastest (blockIdx.x = chunk * Hv + h): the heads
-// of a chunk, and so the Hv / Hk heads that share one k head (and q), run together and read k,
-// q through L2. blockIdx.x is also the (chunk, head) index of the [max_chunks, Hv, ...] outputs.
-// Elem: the 16-bit input dtype (d.in_bf16), one instance each, chosen at launch.
+// 1-D grid of max_chunks * Hv / heads CTAs, heads (1 .. kMaxHeads) a divisor of d.group: CTA b
+// takes chunk b / (Hv / heads) and the v-heads h0 .. h0 + heads - 1, h0 = heads (b % (Hv /
+// heads)), all of one k head (h0 / group). The heads of a chunk run together (adjacent CTAs),
+// and the (chunk, head) index of the [max_chunks, Hv, ...] outputs is b heads + j for the
+// run's head j. Elem: the 16-bit input dtype (d.in_bf16), one instance each, chosen at launch.
 template <class Elem>
-__global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p) {
+__global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int heads) {
   const Dims& d = p.d;
-  const int pair = static_cast<int>(blockIdx.x);  // chunk * Hv + h (< 2^31, see the launch)
-  const int chunk = static_cast<int>(blockIdx.x / unsigned(d.Hv)), h = pair - chunk * d.Hv;
+  const unsigned runs = unsigned(d.Hv) / unsigned(heads);  // CTAs per chunk
+  const int chunk = static_cast<int>(blockIdx.x / runs);
+  const int h0 = static_cast<int>(blockIdx.x - unsigned(chunk) * runs) * heads;
   const ChunkInfo ci = p.ws.table[chunk];
   if (ci.len == 0) return;
   extern __shared__ __align__(16) char smem_raw[];
   SmemCarver carver{smem_raw};
   const PrepareSmem s = PrepareSmem::carve(carver);
+  const int warp = threadIdx.x / 32;
 
-  // k (and q, when P is wanted, into x's bytes) stream in with cp.async: one group each, so
-  // q's copies overlap the forming of N. Rows >= len are zero, so they drop out.
-  // k_head(d, h) = h / group, as an unsigned division (h >= 0, group >= 1: same value, about
-  // half the instructions of the signed one)
-  const int kh = static_cast<int>(unsigned(h) / unsigned(d.group));
-  const int64_t row0 = (ci.tok_begin * d.Hk + kh) * kK, row_stride = int64_t(d.Hk) * kK;
-  cp_async_rows(s.k16, static_cast<const uint16_t*>(p.k) + row0, row_stride, ci.len);
-  fused::cp_async_commit();
+  // k (into n's bytes) and q (when P is wanted, into x's bytes) stream in with cp.async: one
+  // group each, so q's copies overlap the forming of R_kk. Rows >= len are zero, so they drop
+  // out. k_head(d, h0) = h0 / group, as an unsigned division.
   const bool want_scores = p.ws.scores16 != nullptr;
-  if (want_scores)
-    cp_async_rows(s.q16(), static_cast<const uint16_t*>(p.q) + row0, row_stride, ci.len);
-  fused::cp_async_commit();
-  if (threadIdx.x < kC) {
-    const int r = threadIdx.x;
-    const int64_t gi = (ci.tok_begin + r) * d.Hv + h;
-    s.g[r] = r < ci.len ? p.g[gi] : 0.f;
-    s.beta[r] = r < ci.len ? load_beta(p.beta, gi, d) : 0.f;
+  {
+    const int kh = static_cast<int>(unsigned(h0) / unsigned(d.group));
+    const int64_t row0 = (ci.tok_begin * d.Hk + kh) * kK, row_stride = int64_t(d.Hk) * kK;
+    cp_async_rows(s.k16(), static_cast<const uint16_t*>(p.k) + row0, row_stride, ci.len);
+    fused::cp_async_commit();
+    if (want_scores)
+      cp_async_rows(s.q16(), static_cast<const uint16_t*>(p.q) + row0, row_stride, ci.len);
+    fused::cp_async_commit();
+  }
+  // g and beta of the run's heads: element e is row e / heads of head e % heads, so a warp
+  // reads whole runs of adjacent heads of a token. Rows >= len are 0 (gamma then repeats its
+  // last value, beta drops the row).
+  {
+    const int64_t gi0 = ci.tok_begin * d.Hv + h0;
+    for (int e = threadIdx.x; e < kC * heads; e += kThreads) {
+      const int r = static_cast<int>(unsigned(e) / unsigned(heads)), j = e - r * heads;
+      const int64_t gi = gi0 + int64_t(r) * d.Hv + j;
+      s.gam[kC * j + r] = r < ci.len ? p.g[gi] : 0.f;
+      s.bet[kC * j + r] = r < ci.len ? load_beta(p.beta, gi, d) : 0.f;
+    }
   }
   fused::cp_async_wait(1);  // k landed (this thread's copies; the barrier makes it all)
   __syncthreads();
-  chunk_cumsum_warp0(s.g, s.g);
-  if (threadIdx.x < 32) {  // warp 0, after its scan
-    __syncwarp();
-    s.gl2[threadIdx.x] = s.g[threadIdx.x] * 1.4426950408889634f;
-    s.gl2[threadIdx.x + 32] = s.g[threadIdx.x + 32] * 1.4426950408889634f;
+  if (warp < heads) chunk_cumsum_warp(s.gam + kC * warp);  // gamma of head `warp`
+
+  // R_kk(i, j) = k_i . k_j for i > j.    tile 64 x 64, depth 128
+  raw_kkt<Elem>(s.k16(), s.raw);
+  fused::cp_async_wait(0);
+  __syncthreads();  // gamma scanned; q landed
+
+  // gamma and the gate vectors of every head of the run, the run's heads adjacent in memory
+  for (int e = threadIdx.x; e < ci.len * heads; e += kThreads) {
+    const int r = static_cast<int>(unsigned(e) / unsigned(heads)), j = e - r * heads;
+    p.ws.gcum[(ci.tok_begin + r) * d.Hv + h0 + j] = s.gam[kC * j + r];
+  }
+  if (p.ws.gate_ef) {
+    float* ef = p.ws.gate_ef + int64_t(blockIdx.x) * heads * (2 * kC);  // [heads][2][64]
+    for (int e = threadIdx.x; e < 2 * kC * heads; e += kThreads) {
+      const float* gm = s.gam + kC * (e / (2 * kC));
+      const int r = e % kC;
+      ef[e] = (e & kC) ? expf(gm[kC - 1] - gm[r]) : expf(gm[r]);
+    }
   }
 
-  // N(i, j) = beta_i k_i . k_j for i > j.    tile 64 x 64, depth 128
-  strict_lower_kkt<Elem>(s.k16, s.n, s.beta);
-  fused::cp_async_wait(0);
-  __syncthreads();  // N complete; gamma scanned; q landed
-  // gamma out now, so the token offsets die before the inverse and P (register pressure)
-  if (threadIdx.x < ci.len) p.ws.gcum[(ci.tok_begin + threadIdx.x) * d.Hv + h] = s.g[threadIdx.x];
+  // R_qk(i, j) = q_i . k_j for i >= j.    tile 64 x 64, depth 128
+  if (want_scores) raw_qkt<Elem>(s.q16(), s.k16(), s.raw);
+  __syncthreads();  // raw complete; k and q (n's and x's bytes) no longer read
 
-  // X = (I + N)^-1 in blocks of 16. Warps 0-3 invert the diagonal blocks into registers while
-  // warps 4-7 form P from q (x's bytes) and k; X is written only once both are done.
-  const int warp = threadIdx.x / 32;
-  const int64_t t_off = int64_t(pair) * (kC * kC);
   // 16-bit tiles swizzled: the row's 16-byte group index is XOR-ed with (row % 8) & swz. A
   // uniform integer mask, not a predicate: it lives in a uniform register, off the 64.
   const int swz = p.ws.swizzled16 ? 7 : 0;
-  float xc[inverse64::kBlock];
-  if (warp < 4) {
-    inverse64::diagonal_block_inverse(s.n, warp, xc);
-  } else if (want_scores) {
-    // P(i, j) = Gam o causal o (q_i . k_j)     tile 64 x 64 (16 rows per warp), depth 128
-    gated_scores_rows<Elem>(s.q16(), s.k16, s.gl2, p.ws.scores16 + t_off, warp - 4, swz);
+  for (int j = 0; j < heads; ++j) {
+    const float* gam = s.gam + kC * j;
+    const float* bet = s.bet + kC * j;
+    const int64_t t_off = (int64_t(blockIdx.x) * heads + j) * (kC * kC);
+    // N(i, j) = beta_i R_kk(i, j) for i > j (the previous head's inverse has ended
+    // synchronised; its write_t reads only x, gam, bet)
+    form_n(s.raw, s.n, bet);
+    __syncthreads();  // N complete; the previous head's T written (x free)
+    // X = (I + N)^-1 in blocks of 16. Warps 0-3 invert the diagonal blocks while warps 4-7
+    // form P from raw.
+    if (warp < 4) {
+      float xc[inverse64::kBlock];
+      inverse64::diagonal_block_inverse(s.n, warp, xc);
+      inverse64::store_diagonal_block(s.x, warp, xc);
+    } else if (want_scores) {
+      // P(i, j) = Gam o causal o R_qk     tile 64 x 64 (16 rows per warp)
+      gated_scores_rows<Elem>(s.raw, gam, p.ws.scores16 + t_off, warp - 4, swz);
+    }
+    __syncthreads();
+    // scratch: M in n's upper-right quadrant, warp w's S at x(0, 32 + 8 w) (x's upper right)
+    inverse64::invert_off_diagonal_blocks(s.n, s.x, &s.n(0, 32), s.n.ld, &s.x(0, 32), 8,
+                                          s.x.ld);  // ends synchronised
+    float* t_out = p.ws.tmat ? p.ws.tmat + t_off : nullptr;
+    uint16_t* tb_out = p.ws.tbeta16 ? p.ws.tbeta16 + t_off : nullptr;
+    write_t<Elem>(s.x, gam, bet, t_out, tb_out, swz);
   }
-  if (p.ws.gate_ef && threadIdx.x < kC) {
-    float* ef = p.ws.gate_ef + int64_t(pair) * (2 * kC);
-    ef[threadIdx.x] = expf(s.g[threadIdx.x]);
-    ef[kC + threadIdx.x] = expf(s.g[kC - 1] - s.g[threadIdx.x]);
-  }
-  __syncthreads();  // q (x's bytes) no longer read
-  if (warp < 4) inverse64::store_diagonal_block(s.x, warp, xc);
-  __syncthreads();
-  inverse64::invert_off_diagonal_blocks(s.n, s.x, s.inverse_scratch());  // ends synchronised
+}
 
-  float* t_out = p.ws.tmat ? p.ws.tmat + t_off : nullptr;
-  uint16_t* tb_out = p.ws.tbeta16 ? p.ws.tbeta16 + t_off : nullptr;
-  write_t<Elem>(s, t_out, tb_out, swz);
+// v-heads per CTA: a divisor of the group (so the run shares one k head), at most kMaxHeads.
+// More heads per CTA share the loads and products of k and q over more heads but leave fewer
+// CTAs to fill the GPU. Model: a CTA costs about kSharedCost + heads units (the shared
+// loads and products, then each head's inverse and outputs), and the grid takes
+// ceil(ctas / (4 CTAs x SMs)) waves; the cheapest count wins, ties to more heads.
+int heads_per_cta(const Dims& d) {
+  constexpr int64_t kSharedCost = 1;
+  int sms = 132;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    (void)cudaGetLastError();  // a failed query must not leak into the launch check
+    sms = 132;
+  }
+  const int64_t slots = 4 * int64_t(sms > 0 ? sms : 132);
+  const int64_t pairs = d.max_chunks * int64_t(d.Hv);
+  if (d.group <= 0) return 1;
+  int best = 1;
+  int64_t best_cost = -1;
+  for (int heads = 1; heads <= kMaxHeads; ++heads) {
+    if (d.group % heads != 0) continue;
+    const int64_t ctas = pairs / heads;
+    const int64_t cost = ((ctas + slots - 1) / slots) * (kSharedCost + heads);
+    if (best_cost < 0 || cost <= best_cost) best = heads, best_cost = cost;
+  }
+  return best;
 }
 
 }  // namespace
@@ -314,14 +411,15 @@ __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p) {
 cudaError_t launch_prepare(const FwdParams& p, cudaStream_t stream) {
   const size_t smem = prepare_smem_bytes();
   const auto kernel = p.d.in_bf16 ? prepare_kernel<__nv_bfloat16> : prepare_kernel<__half>;
-  // 53 KB per CTA: the full shared carveout keeps four CTAs (32 warps) on an SM.
+  // 55 KB per CTA: the full shared carveout keeps four CTAs (32 warps) on an SM.
   const cudaError_t err = opt_into_shared_memory(reinterpret_cast<const void*>(kernel), smem,
                                                  Carveout::MaxShared);
   if (err != cudaSuccess) return err;
-  // One CTA per (chunk, v-head), the head fastest (see prepare_kernel); gridDim.x <= 2^31 - 1.
-  const int64_t ctas = p.d.max_chunks * int64_t(p.d.Hv);
-  if (ctas > int64_t(INT32_MAX)) return cudaErrorInvalidConfiguration;
-  kernel<<<static_cast<unsigned>(ctas), kThreads, smem, stream>>>(p);
+  // (chunk, head) indices stay below 2^31 (int in the kernel), and so does gridDim.x.
+  const int64_t pairs = p.d.max_chunks * int64_t(p.d.Hv);
+  if (pairs > int64_t(INT32_MAX)) return cudaErrorInvalidConfiguration;
+  const int heads = heads_per_cta(p.d);
+  kernel<<<static_cast<unsigned>(pairs / heads), kThreads, smem, stream>>>(p, heads);
   return cudaGetLastError();
 }
 
