@@ -28,10 +28,19 @@
 //               segment that still splits. Otherwise CP off, when such a variant exists.
 //               (H200, 32-column blocks: 1x32768 tokens with 8 heads, 32 CTAs, ran best with
 //               128-chunk segments, 1.0 ms against 1.9 ms unsplit; 4x8192 with 8 heads, 128
-//               CTAs, ran best unsplit.) For the column-warp loop the slots of this step are
-//               the SMs (one CTA each), not its two CTAs per SM: its CP pass 1 runs the
-//               cooperative loop over 2V columns, whose work grows with the segment count
-//               (1x32768 tokens, 8 heads: 64-chunk segments 1.01 ms, 32-chunk 1.22 ms).
+//               CTAs, ran best unsplit.)
+//               The column-warp loop (whose CP pass 1 runs in its own layout) has its own
+//               step, fitted to the session-5 anchor sweep of its variants
+//               (bench/results/h200_2026-11-30_s5/anchors_sweep_h200.sqlite; a CPU test replays
+//               it): the slots are the SMs (one CTA each, not its two per SM); CP when the
+//               unsplit launch leaves more than a quarter of them idle and the longest sequence
+//               has at least 96 chunks (shorter ones ran best unsplit: 1x4096 tokens at 8
+//               heads 0.087 ms unsplit, 0.22 ms in 4-chunk segments); a segment length's CTAs
+//               are those of every sequence's segments (about total chunks / segment), and the
+//               longest segment that fills 3/4 of the SMs wins, else the shortest that splits.
+//               Against the fastest variant of each of the 171 anchor rows the rule is 2.2 %
+//               slower (geometric mean; the previous step, counting only the longest
+//               sequence's segments and splitting below a quarter of the SMs: 8.0 %).
 //   4. chains per CTA: two interleaved chains hide each other's serial latency but halve the
 //               CTA count, so only when at least two full waves of CTAs exist.
 //   5. warp roles: the layout with the most warps resident per SM (CTAs per SM x threads per
@@ -105,12 +114,38 @@ bool all_column_warps(const Pool& pool) {
   return true;
 }
 
+// The column-warp loop's step 3 (see the rule's comment). segments: the pool's values.
+constexpr int64_t kCwCpMinChunks = 96;
+
+int choose_cp_segment_cw(const SelectionInput& in, int block_v, const std::set<int>& segments) {
+  const bool off_available = segments.count(0) != 0;
+  const int64_t slots = in.sm_count;
+  const int64_t longest_chunks = ceil_div(in.longest, kChunk);
+  if ((fills(ctas_without_cp(in, block_v), slots) || longest_chunks < kCwCpMinChunks) &&
+      off_available)
+    return 0;
+  const int64_t tokens = in.tokens > 0 ? in.tokens : in.num_seqs * in.longest;
+  const int64_t total_chunks = ceil_div(tokens, kChunk);
+  const int64_t ctas_per_segment = int64_t{in.Hv} * ceil_div(in.V, block_v);
+  int best_filling = 0, shortest_splitting = 0;
+  for (int segment : segments) {  // ascending
+    if (segment == 0 || segment >= longest_chunks) continue;  // would not split anything
+    if (shortest_splitting == 0) shortest_splitting = segment;
+    const int64_t segments_total = std::max(in.num_seqs, ceil_div(total_chunks, segment));
+    if (fills(ctas_per_segment * segments_total, slots)) best_filling = segment;
+  }
+  if (best_filling != 0) return best_filling;
+  if (shortest_splitting != 0) return shortest_splitting;
+  return off_available ? 0 : *segments.begin();
+}
+
 // Returns the chosen cp_segment_chunks (0 = off).
 int choose_cp_segment(const SelectionInput& in, int block_v, const Pool& pool) {
   const std::set<int> segments = values_of(pool, &KernelConfig::cp_segment_chunks);
+  if (all_column_warps(pool)) return choose_cp_segment_cw(in, block_v, segments);
   const bool off_available = segments.count(0) != 0;
   const int64_t ctas = ctas_without_cp(in, block_v);
-  const int64_t slots = all_column_warps(pool) ? int64_t{in.sm_count} : cta_slots(in, pool, block_v);
+  const int64_t slots = cta_slots(in, pool, block_v);
   if (4 * ctas >= slots && off_available) return 0;
   const int64_t longest_chunks = ceil_div(in.longest, kChunk);
   // Only the longest sequence is counted: it is the critical path, the others add CTAs.

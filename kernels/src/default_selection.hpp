@@ -13,6 +13,7 @@ namespace gdn::detail {
 struct SelectionInput {
   int64_t num_seqs = 0;  // N
   int64_t longest = 0;   // longest sequence (exact, from the host copy or hint, or T as a bound)
+  int64_t tokens = 0;    // all sequences together (B * T); 0: unknown, num_seqs x longest is used
   int32_t Hv = 0;        // value heads: one recurrence chain per (sequence, value head)
   int32_t V = 0;         // value head dim, split into V / block_v blocks
   int sm_count = 0;      // streaming multiprocessors of the device

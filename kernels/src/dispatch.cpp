@@ -19,6 +19,7 @@ gdn_status decide_for_call(Pass pass, const gdn_problem& p, const ProblemFacts& 
   SelectionInput in;
   in.num_seqs = facts.num_seqs;
   in.longest = facts.longest;
+  in.tokens = facts.tokens;
   in.Hv = p.Hv;
   in.V = p.V;
   if (gdn_status s = current_sm_count(where, &in.sm_count); s != GDN_OK) return s;

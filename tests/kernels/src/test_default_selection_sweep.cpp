@@ -1,0 +1,112 @@
+// The default rule replayed over real H200 measurements: the session-5 anchor sweep of every
+// column-warp variant on the 171 forward anchor rows
+// (bench/results/h200_2026-11-30_s5/anchors_sweep_h200.sqlite, read-only). Per row the rule
+// picks among those variants, each with the resources the H200 build had (two 64-column CTAs
+// or one 128-column CTA per SM), and its measured p50 is compared with the fastest variant's.
+// The bars are what the rule achieved when it was fitted (2.2 % geometric-mean gap, worst row
+// 1.22x) with a little slack: a change to the rule that loses speed on real data fails here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "default_selection.hpp"
+#include "gdn/variant_config.hpp"
+#include "gdn/db/database.hpp"
+#include "gdn/db/model.hpp"
+#include "gdn/testing/fake_variant.hpp"
+
+#ifndef GDN_SESSION5_SWEEP_DB
+#error "GDN_SESSION5_SWEEP_DB: the path of the session-5 anchor sweep database"
+#endif
+
+namespace {
+
+struct Measured {
+  gdn::db::ProblemRecord problem;
+  std::map<std::string, double> p50_ms;  // variant name -> p50 of its Passed result
+};
+
+std::map<std::int64_t, Measured> load_sweep() {
+  gdn::db::OpenOptions options;
+  options.read_only = true;
+  const gdn::db::Database db = gdn::db::Database::open(GDN_SESSION5_SWEEP_DB, options);
+  gdn::db::ResultQuery query;
+  query.sweep_id = 1;
+  std::map<std::int64_t, Measured> rows;
+  for (const gdn::db::ResultRow& r : gdn::db::query_results(db, query)) {
+    if (r.result.outcome != gdn::db::Outcome::Passed || !r.result.latency_p50_ms) continue;
+    Measured& m = rows[r.problem.id];
+    m.problem = r.problem;
+    m.p50_ms[r.variant.name] = *r.result.latency_p50_ms;
+  }
+  return rows;
+}
+
+std::vector<gdn::KernelConfig> column_warp_configs() {
+  std::vector<gdn::KernelConfig> configs;
+  for (int block_v : {64, 128})
+    for (int cp : {0, 4, 8, 16, 32, 64, 128, 256}) {
+      gdn::KernelConfig c;
+      c.family = gdn::Family::Fused;
+      c.block_v = block_v;
+      c.stages = 2;
+      c.roles = gdn::WarpRoles::ColumnWarps;
+      c.cp_segment_chunks = cp;
+      configs.push_back(c);
+    }
+  return configs;
+}
+
+TEST(DefaultSelectionSweep, ColumnWarpPicksStayCloseToTheFastestOnTheH200AnchorRows) {
+  const std::map<std::int64_t, Measured> rows = load_sweep();
+  ASSERT_EQ(rows.size(), 171u) << "every forward anchor row has Passed results";
+  std::vector<std::unique_ptr<gdn::testing::FakeVariant>> owned;
+  std::vector<const gdn::Variant*> variants;
+  for (const gdn::KernelConfig& c : column_warp_configs()) {
+    owned.push_back(std::make_unique<gdn::testing::FakeVariant>(gdn::Pass::Forward, c,
+                                                                gdn::config_name(c)));
+    gdn::Variant::Resources r;
+    r.ctas_per_sm = c.block_v == 64 ? 2 : 1;
+    r.threads = c.block_v / 16 * 32;
+    owned.back()->set_resources(r);
+    variants.push_back(owned.back().get());
+  }
+  double log_sum = 0, worst = 0;
+  std::string worst_row;
+  for (const auto& [id, m] : rows) {
+    gdn::detail::SelectionInput in;
+    in.num_seqs = m.problem.num_seqs;
+    in.longest = m.problem.max_seqlen;
+    in.tokens = m.problem.total_tokens;
+    in.Hv = m.problem.h_v;
+    in.V = m.problem.v;
+    in.sm_count = 132;
+    const gdn::Variant* pick = gdn::detail::select_default_variant(in, variants);
+    ASSERT_NE(pick, nullptr);
+    const auto picked = m.p50_ms.find(pick->name());
+    ASSERT_NE(picked, m.p50_ms.end()) << pick->name() << " has no Passed result on row "
+                                      << m.problem.row_index;
+    double fastest = picked->second;
+    for (const auto& [name, ms] : m.p50_ms) fastest = std::min(fastest, ms);
+    const double ratio = picked->second / fastest;
+    log_sum += std::log(ratio);
+    if (ratio > worst) {
+      worst = ratio;
+      worst_row = "row " + std::to_string(m.problem.row_index) + " (" + m.problem.seqlens +
+                  " at " + std::to_string(m.problem.h_qk) + "/" + std::to_string(m.problem.h_v) +
+                  " heads): " + pick->name();
+    }
+  }
+  const double gap = std::exp(log_sum / static_cast<double>(rows.size())) - 1;
+  std::printf("default rule vs fastest over %zu rows: gap %.2f %%, worst %.3fx at %s\n",
+              rows.size(), 100 * gap, worst, worst_row.c_str());
+  EXPECT_LT(gap, 0.03);
+  EXPECT_LT(worst, 1.3) << worst_row;
+}
+
+}  // namespace
