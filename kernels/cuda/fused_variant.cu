@@ -81,7 +81,11 @@ class FusedVariant final : public Variant {
     s << "fused forward: chunk table, prepare (gamma, T diag(beta)) per chunk, then one CTA of "
       << loop_threads(config_) << roles_description(config_.roles) << " per (" << (config_.cp_segment_chunks ? "segment" : "sequence")
       << ", v-head, " << config_.block_v << "-column V-block) looping over chunks, state in "
-      << "registers, mma.sync bf16/fp16 -> fp32, cp.async ring of " << config_.stages << " stages";
+      << "registers, "
+      << (config_.roles == WarpRoles::ColumnWarps
+              ? "wgmma bf16/fp16 -> fp32 (A from registers), TMA ring of "
+              : "mma.sync bf16/fp16 -> fp32, cp.async ring of ")
+      << config_.stages << " stages";
     if (config_.cp_segment_chunks)
       s << "; exact CP: segments of " << config_.cp_segment_chunks
         << " chunks, transfer pass [M | N], fp32 fix-up, main pass from corrected starts";
