@@ -26,7 +26,7 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 cudaError_t encode_token_tile_map(CUtensorMap* map, const void* base, int heads, int64_t tokens,
                                   bool bf16) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-  if (!encode || heads <= 0 || tokens <= 0 || tokens > (int64_t(1) << 32)) return cudaErrorInvalidValue;
+  if (!encode || heads <= 0 || tokens <= 0 || tokens > kMaxTmaTokens) return cudaErrorInvalidValue;
   constexpr cuuint64_t kCols = 128, kElemBytes = 2;
   const cuuint64_t dims[3] = {kCols, static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(tokens)};
   // Byte strides of dimensions 1 and 2 (dimension 0 is contiguous).

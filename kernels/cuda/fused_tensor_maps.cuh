@@ -11,13 +11,16 @@
 
 namespace gdn::fused {
 
+// Tokens a map may span: the kernels pass a token's index as a signed 32-bit box coordinate.
+inline constexpr int64_t kMaxTmaTokens = 0x7fffffff;
+
 // The tile box of the maps: 64 columns (128 bytes: the swizzle span) x 1 head x 64 tokens.
 inline constexpr int kTmaBoxCols = 64;
 inline constexpr int kTmaBoxRows = 64;
 
 // Encodes map for base viewed as [tokens, heads, 128] 16-bit (bf16 or fp16) elements.
 // cudaErrorInvalidValue when the driver's encoder is unavailable or rejects the view (base not
-// 16-byte aligned, tokens beyond the 2^32 limit of a dimension).
+// 16-byte aligned), or tokens exceed kMaxTmaTokens (the variants refuse such problems).
 cudaError_t encode_token_tile_map(CUtensorMap* map, const void* base, int heads, int64_t tokens,
                                   bool bf16);
 

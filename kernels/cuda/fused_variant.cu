@@ -6,6 +6,7 @@
 
 #include "fused_kernels.cuh"
 #include "fused_run.cuh"
+#include "fused_tensor_maps.cuh"
 #include "fused_variant.hpp"
 #include "kernel_resources.hpp"
 #include "problem_support.hpp"
@@ -96,6 +97,14 @@ class FusedVariant final : public Variant {
   Implementable can_implement(const gdn_problem& p) const override {
     const Implementable built = fused_config_built(config_);
     if (!built.ok) return built;
+    // The column-warp loop's TMA boxes address tokens by a 32-bit coordinate.
+    const int64_t tokens = int64_t{p.B} * p.T;
+    if (config_.roles == WarpRoles::ColumnWarps && tokens > kMaxTmaTokens) {
+      std::ostringstream s;
+      s << "B x T: the column-warp loop addresses tokens by 32-bit TMA coordinates, at most "
+        << kMaxTmaTokens << " tokens, got " << tokens;
+      return {false, s.str()};
+    }
     return check_problem_support(p, "fused");
   }
 

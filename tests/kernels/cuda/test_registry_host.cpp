@@ -76,6 +76,32 @@ TEST(RegistryHost, BetaInAThirdDtypeIsRefused) {
   expect_refused(p, "beta_dtype:");
 }
 
+// Past 2^31 - 1 tokens the column-warp loop's 32-bit TMA coordinates would wrap: its variants
+// refuse the problem (naming B x T and the limit) and every other variant still takes it.
+TEST(RegistryHost, ColumnWarpVariantsRefuseMoreTokensThanTmaCoordinatesReach) {
+  gdn_problem p = supported();
+  p.B = 2;
+  p.T = int64_t{1} << 30;  // 2^31 tokens
+  int column_warp = 0;
+  for (const gdn::Variant* v : gdn::registry()) {
+    if (v->pass() != gdn::Pass::Forward) continue;
+    const gdn::Implementable r = v->can_implement(p);
+    if (v->config().roles == gdn::WarpRoles::ColumnWarps && v->config().family == gdn::Family::Fused) {
+      ++column_warp;
+      EXPECT_FALSE(r.ok) << v->name();
+      EXPECT_EQ(r.reason.rfind("B x T:", 0), 0u) << r.reason;
+      EXPECT_NE(r.reason.find("2147483647"), std::string::npos) << r.reason;
+      EXPECT_NE(r.reason.find("2147483648"), std::string::npos) << r.reason;
+    } else {
+      EXPECT_TRUE(r.ok) << v->name() << ": " << r.reason;
+    }
+  }
+  p.T = (int64_t{1} << 30) - 1;  // 2^31 - 2 tokens: within reach
+  for (const gdn::Variant* v : gdn::registry())
+    if (v->pass() == gdn::Pass::Forward) EXPECT_TRUE(v->can_implement(p).ok) << v->name();
+  EXPECT_GT(column_warp, 0) << "the build registers column-warp variants";
+}
+
 TEST(RegistryHost, ResourcesAreKnownExactlyWhenADeviceIs) {
   const bool device = gdn_device_available() != 0;
   for (const gdn::Variant* v : gdn::registry()) {
