@@ -67,15 +67,11 @@ __device__ __forceinline__ void chunk_reverse_cumsum_warp0(const float* in, floa
 // so other warps can still read X's bytes meanwhile): diagonal_block_inverse on warps 0-3,
 // store_diagonal_block, a block barrier, invert_off_diagonal_blocks. Only the blocks on and
 // below the diagonal of X are written (and read): X is lower triangular.
-// n.ld and x.ld multiples of 4 with 16-byte aligned rows; scratch: kScratchFloats floats,
-// 16-byte aligned.
+// n.ld and x.ld multiples of 4 with 16-byte aligned rows; the scratch's placement is the
+// caller's (see invert_off_diagonal_blocks).
 namespace inverse64 {
 
 constexpr int kBlock = 16;
-constexpr int kLdM = 40;  // M = N_BA X_AA (32 x 32): B loads at (t, g) hit banks 8t + g, no conflict
-constexpr int kLdS = 8;   // a warp's 16 x 8 partial product S (same property)
-// Floats of the scratch: M, then one S per warp of warps 0-3.
-constexpr int kScratchFloats = 32 * kLdM + 4 * kBlock * kLdS;
 
 // x = hi + lo, both tf32 (19 significant bits) rounded to nearest on the bits: adding half a
 // tf32 ulp (0x1000) carries into the kept bits exactly when the dropped ones are >= half. hi
@@ -215,11 +211,6 @@ __device__ inline void invert_off_diagonal_blocks(SmemMat n, SmemMat x, float* m
     store_c(&x(32 + kBlock * rb, 8 * nt), x.ld, l, -1.f);
   }
   __syncthreads();
-}
-
-// The scratch as one buffer of kScratchFloats floats (16-byte aligned): M, then the four S.
-__device__ inline void invert_off_diagonal_blocks(SmemMat n, SmemMat x, float* scratch) {
-  invert_off_diagonal_blocks(n, x, scratch, kLdM, scratch + 32 * kLdM, kBlock * kLdS, kLdS);
 }
 
 }  // namespace inverse64
