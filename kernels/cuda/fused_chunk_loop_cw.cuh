@@ -1,16 +1,17 @@
 // The column-warp fused chunk loop (WarpRoles::ColumnWarps; included by one .cu per V-block
-// width). One CTA of BV / 16 warps (BV / 64 warpgroups) per (segment, v-head, V-block), Output
-// mode only (CP pass 1 keeps the cooperative loop). Every warp owns 16 value columns, and a
-// warpgroup's 64 columns are the M = 64 rows of its wgmma products, on the state held
-// transposed:
+// width). One CTA of BV / 16 warps (BV / 64 warpgroups) per (segment, v-head, V-block), in both
+// modes: Output, and Transition (CP pass 1 over the [M | N] columns, no output). Every warp
+// owns 16 value columns, and a warpgroup's 64 columns are the M = 64 rows of its wgmma
+// products, on the state held transposed:
 //   S^T (64 value columns x 128 state rows, fp32, 16 rows per warp) is the register A operand
-//   of U^T | O^T = S16^T [K; Q]^T (one m64n128 product per depth step) straight from the
+//   of U^T = S16^T K^T and O^T = S16^T Q^T (m64n64k16, 8 depth steps each) straight from the
 //   accumulator registers (an m16n8 C fragment pair is an m16k16 A fragment), and so are W'^T
-//   for Vd^T = W'^T (T diag(beta))^T, Vd^T for O^T += Vd^T P^T and V'^T for S^T += V'^T K.
-//   The B operands (k, q, T diag(beta), P) are read by the tensor cores from the ring through
-//   128-byte-swizzle descriptors, once per warpgroup. No product of a chunk crosses
-//   warpgroups, so they meet only at the ring's one barrier per chunk; the 16-bit copies (S16,
-//   W', Vd, V') never leave the registers.
+//   for Vd^T = W'^T (T diag(beta))^T, Vd^T for O^T += Vd^T P^T and V'^T for S^T += V'^T K
+//   (m64n128k16, K read n-contiguous). The B operands (k, q, T diag(beta), P) are read by the
+//   tensor cores from the TMA-filled ring through 128-byte-swizzle descriptors, once per
+//   warpgroup. No product of a chunk crosses warpgroups; the CTA meets at the ring's barrier
+//   and once more when q's buffer is free. The 16-bit copies (S16, W', Vd, V') never leave
+//   the registers.
 // The products that do not depend on the state come from the prepare kernel, once per
 // (chunk, head) for every V-block: T diag(beta), P = Gam o causal o Q K^T, e and f.
 // Same roundings as the other layouts (S16, W', Vd, V', P in the input dtype; fp32
