@@ -8,11 +8,10 @@
 
 namespace gdn::staged {
 
-// gamma[r] = sum_{s <= r} g[s] over the 64 rows of a chunk (inclusive scan).
-// Executed by warp 0 only; each lane scans rows lane and lane + 32. in may alias out.
-__device__ __forceinline__ void chunk_cumsum_warp0(const float* in, float* out) {
-  if (threadIdx.x >= 32) return;
-  const int lane = threadIdx.x;
+// gamma[r] = sum_{s <= r} g[s] over the 64 rows of a chunk (inclusive scan), by the calling
+// warp (any warp, all its lanes; lane = threadIdx.x % 32, passed so that warp 0's callers keep
+// threadIdx.x itself); each lane scans rows lane and lane + 32. in may alias out.
+__device__ __forceinline__ void chunk_cumsum_warp(const float* in, float* out, int lane) {
   float lo = in[lane], hi = in[lane + 32];
 #pragma unroll
   for (int off = 1; off < 32; off <<= 1) {
@@ -26,6 +25,12 @@ __device__ __forceinline__ void chunk_cumsum_warp0(const float* in, float* out) 
   const float lo_total = __shfl_sync(0xffffffffu, lo, 31);
   out[lane] = lo;
   out[lane + 32] = hi + lo_total;
+}
+
+// The same, executed by warp 0 only (other threads return).
+__device__ __forceinline__ void chunk_cumsum_warp0(const float* in, float* out) {
+  if (threadIdx.x >= 32) return;
+  chunk_cumsum_warp(in, out, static_cast<int>(threadIdx.x));
 }
 
 // Reverse inclusive scan: out[r] = sum_{s >= r} in[s] over 64 rows. Warp 0 only.

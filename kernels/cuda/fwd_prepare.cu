@@ -80,25 +80,6 @@ __device__ __forceinline__ void cp_async_rows(uint16_t* dst, const uint16_t* src
   }
 }
 
-// gamma[r] = sum_{s <= r} g[s] over the 64 rows, in place, by the calling warp (any warp; the
-// arithmetic of chunk_cumsum_warp0, so the same sums). Each lane scans rows lane, lane + 32.
-__device__ __forceinline__ void chunk_cumsum_warp(float* v) {
-  const int lane = threadIdx.x % 32;
-  float lo = v[lane], hi = v[lane + 32];
-#pragma unroll
-  for (int off = 1; off < 32; off <<= 1) {
-    const float l = __shfl_up_sync(0xffffffffu, lo, off);
-    const float h = __shfl_up_sync(0xffffffffu, hi, off);
-    if (lane >= off) {
-      lo += l;
-      hi += h;
-    }
-  }
-  const float lo_total = __shfl_sync(0xffffffffu, lo, 31);
-  v[lane] = lo;
-  v[lane + 32] = hi + lo_total;
-}
-
 // 2^x with ex2.approx.ftz: the exp2f instruction without its subnormal-result fix-up (results
 // below 2^-126 flush to zero; gate factors that small multiply entries of O(1)). Used only where
 // x <= 0 (gamma is non-increasing); elsewhere its result is selected away.
@@ -322,7 +303,8 @@ __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int h
   }
   fused::cp_async_wait(1);  // k landed (this thread's copies; the barrier makes it all)
   __syncthreads();
-  if (warp < heads) chunk_cumsum_warp(s.gam + kC * warp);  // gamma of head `warp`
+  if (warp < heads)  // gamma of head `warp`
+    chunk_cumsum_warp(s.gam + kC * warp, s.gam + kC * warp, static_cast<int>(threadIdx.x % 32));
 
   // R_kk(i, j) = k_i . k_j for i > j.    tile 64 x 64, depth 128
   raw_kkt<Elem>(s.k16(), s.raw);
