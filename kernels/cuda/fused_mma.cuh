@@ -67,13 +67,7 @@ __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void* p) {
                : "r"(smem_addr(p)));
 }
 
-// The same two loads from a shared-memory byte address.
-__device__ __forceinline__ void ldsm_x4_at(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
+// ldmatrix.x4.trans from a shared-memory byte address.
 __device__ __forceinline__ void ldsm_x4_trans_at(uint32_t (&r)[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -129,13 +123,6 @@ struct SwizzledTile16 {
                           ((((lane / 8) % 2) ^ (lane % 8)) << 4);
     return (base ^ (2 * c0)) + r0 * kRowBytes;
   }
-  // ldmatrix lanes of load_b_kn: row lane % 8 + 8 ((lane / 8) % 2), group lane / 16.
-  __device__ __forceinline__ uint32_t frag_kn(int r0, int c0) const {
-    const int lane = threadIdx.x % 32;
-    const uint32_t base = (addr() + (lane % 8 + 8 * ((lane / 8) % 2)) * kRowBytes) ^
-                          (((lane / 16) ^ (lane % 8)) << 4);
-    return (base ^ (2 * c0)) + r0 * kRowBytes;
-  }
 };
 
 // A fragment of rows [r0, r0+16) x cols [k0, k0+16) of a row-major tile.
@@ -168,11 +155,6 @@ __device__ __forceinline__ void load_b_nk(uint32_t (&b)[4], const SmemTile16& t,
 // end) without reading the source.
 __device__ __forceinline__ void cp_async_16(void* dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-               "r"(src_bytes));
-}
-
-__device__ __forceinline__ void cp_async_16_at(uint32_t dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                "r"(src_bytes));
 }
 

@@ -106,31 +106,21 @@ __device__ __forceinline__ void wgmma_m64n64k16(float (&d)[8][4], const uint32_t
                    "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
 }
 
-// D (64 x 128, fp32) = A (64 x 16, registers) B (16 x 128, shared) + (accumulate ? D : 0),
-// D given as its n halves lo (columns 0..63) and hi (64..127).
+// D (64 x 128, fp32) = A (64 x 16, registers) B (16 x 128, shared) + (accumulate ? D : 0).
 template <class Elem, bool kTransB>
-__device__ __forceinline__ void wgmma_m64n128k16(float (&lo)[8][4], float (&hi)[8][4],
-                                                 const uint32_t (&a)[4], uint64_t desc_b,
-                                                 bool accumulate) {
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[16][4], const uint32_t (&a)[4],
+                                                 uint64_t desc_b, bool accumulate) {
   static_assert(std::is_same_v<Elem, __nv_bfloat16> || std::is_same_v<Elem, __half>);
   if constexpr (std::is_same_v<Elem, __nv_bfloat16>)
     asm volatile(GDN_WGMMA_ASM_M64N128("bf16")
-                 : GDN_F32(lo, 0), GDN_F32(hi, 0)
+                 : GDN_F32(d, 0), GDN_F32(d, 8)
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),
                    "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
   else
     asm volatile(GDN_WGMMA_ASM_M64N128("f16")
-                 : GDN_F32(lo, 0), GDN_F32(hi, 0)
+                 : GDN_F32(d, 0), GDN_F32(d, 8)
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),
                    "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
-}
-
-// The same with D as one array of 16 n8 blocks.
-template <class Elem, bool kTransB>
-__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[16][4], const uint32_t (&a)[4],
-                                                 uint64_t desc_b, bool accumulate) {
-  wgmma_m64n128k16<Elem, kTransB>(reinterpret_cast<float(&)[8][4]>(d[0]),
-                                  reinterpret_cast<float(&)[8][4]>(d[8]), a, desc_b, accumulate);
 }
 
 #undef GDN_F32
