@@ -151,13 +151,7 @@ __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
   // in pass 1 the identity (M) or zero (N).
   float S[kK / 8][4];
   for_each_state_t_element(S, vw, g, t, [&](float& x, int row, int c) {
-    const int col = v0 + c;
-    if (kTransition)
-      x = m_part && row == col ? 1.f : 0.f;
-    else if (seg.flags & Segment::kFirst)
-      x = p.h0 ? p.h0[staged::state_index(d, seg.seq, h, row, col)] : 0.f;
-    else
-      x = p.starts[((item * d.Hv + h) * kK + row) * kV + col];
+    load_start_element(x, p, seg, item, h, row, v0 + c, kTransition, m_part);
   });
 
   const int64_t c_begin = seg.chunk_begin, c_end = seg.chunk_end;

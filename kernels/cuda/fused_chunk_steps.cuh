@@ -79,20 +79,28 @@ __device__ __forceinline__ void for_each_state_element(Float (&S)[2][NT][4], int
 // The start state of this warp's 32 rows: CP pass 1 (transition) starts the M columns from
 // the identity and the N columns from zero; otherwise h0 (or zero) on a sequence's first
 // segment, the fixed-up start of the segment on the others.
+// One element of it: state row `row`, value column `col` (every layout's loop reads its own
+// fragment through this).
+__device__ __forceinline__ void load_start_element(float& x, const FusedParams& p,
+                                                   const Segment& seg, int64_t item, int h,
+                                                   int row, int col, bool transition,
+                                                   bool m_part) {
+  const Dims& d = p.d;
+  if (transition)
+    x = m_part && row == col ? 1.f : 0.f;
+  else if (seg.flags & Segment::kFirst)
+    x = p.h0 ? p.h0[staged::state_index(d, seg.seq, h, row, col)] : 0.f;
+  else
+    x = p.starts[((item * d.Hv + h) * kK + row) * kV + col];
+}
+
 template <int NT>
 __device__ __forceinline__ void load_start_state(float (&S)[2][NT][4], const FusedParams& p,
                                                  const Segment& seg, int64_t item, int h, int v0,
                                                  bool transition, bool m_part, int warp, int g,
                                                  int t) {
-  const Dims& d = p.d;
   for_each_state_element<NT>(S, warp, g, t, [&](float& x, int row, int c) {
-    const int col = v0 + c;
-    if (transition)
-      x = m_part && row == col ? 1.f : 0.f;
-    else if (seg.flags & Segment::kFirst)
-      x = p.h0 ? p.h0[staged::state_index(d, seg.seq, h, row, col)] : 0.f;
-    else
-      x = p.starts[((item * d.Hv + h) * kK + row) * kV + col];
+    load_start_element(x, p, seg, item, h, row, v0 + c, transition, m_part);
   });
 }
 
