@@ -1,17 +1,21 @@
 // The column-warp fused chunk loop (WarpRoles::ColumnWarps; included by one .cu per V-block
-// width). One CTA of BV / 16 warps (BV / 64 warpgroups) per (segment, v-head, V-block), in both
-// modes: Output, and Transition (CP pass 1 over the [M | N] columns, no output). Every warp
-// owns 16 value columns, and a warpgroup's 64 columns are the M = 64 rows of its wgmma
-// products, on the state held transposed:
+// width). One CTA per (segment, v-head, V-block), in both modes: Output, and Transition (CP
+// pass 1 over the [M | N] columns, no output). Warpgroup 0 is the producer: one thread issues
+// the TMA copies of a 2-stage ring as the math warps release its stages (mbarriers full and
+// empty per stage, and per q buffer), and the warpgroup drops to 24 registers (setmaxnreg) so
+// the BV / 64 math warpgroups can take 232 (BV = 64, two CTAs per SM) or 240 (BV = 128). Every
+// math warp owns 16 value columns, and a warpgroup's 64 columns are the M = 64 rows of its
+// wgmma products, on the state held transposed:
 //   S^T (64 value columns x 128 state rows, fp32, 16 rows per warp) is the register A operand
 //   of U^T = S16^T K^T and O^T = S16^T Q^T (m64n64k16, 8 depth steps each) straight from the
 //   accumulator registers (an m16n8 C fragment pair is an m16k16 A fragment), and so are W'^T
 //   for Vd^T = W'^T (T diag(beta))^T, Vd^T for O^T += Vd^T P^T and V'^T for S^T += V'^T K
 //   (m64n128k16, K read n-contiguous). The B operands (k, q, T diag(beta), P) are read by the
 //   tensor cores from the TMA-filled ring through 128-byte-swizzle descriptors, once per
-//   warpgroup. No product of a chunk crosses warpgroups; the CTA meets at the ring's barrier
-//   and once more when q's buffer is free. The 16-bit copies (S16, W', Vd, V') never leave
-//   the registers.
+//   warpgroup. No product of a chunk crosses warpgroups, and the math warps never meet at a
+//   CTA barrier inside the loop. The 16-bit copies (S16, W', Vd, V') never leave the
+//   registers; a chunk's output is stored (stmatrix into a staging tile, 16-byte rows to
+//   global) while the next chunk's state update runs.
 // The products that do not depend on the state come from the prepare kernel, once per
 // (chunk, head) for every V-block: T diag(beta), P = Gam o causal o Q K^T, e and f.
 // Same roundings as the other layouts (S16, W', Vd, V', P in the input dtype; fp32
@@ -25,6 +29,7 @@
 #pragma once
 
 #include "fused_chunk_steps.cuh"
+#include "fused_named_barrier.cuh"
 #include "fused_tma.cuh"
 #include "fused_wgmma.cuh"
 #include "launch_smem.cuh"
@@ -72,14 +77,35 @@ __device__ __forceinline__ void issue_q_load(const FusedParams& p, const FusedCw
   tma_load_3d(sm.q(1).p, &p.tmap_q, 64, hk, tok, sm.q_full());
 }
 
+// The producer thread's loop: chunk n of this CTA into ring stage n % 2 once the math warps
+// have released that stage's previous chunk (n - 2), and its q once they are done with chunk
+// n - 1's q. Stage loads run a chunk ahead; q (one buffer) lands during chunk n - 1's tail.
+template <int BV, bool kTransition>
+__device__ __forceinline__ void produce_chunks(const FusedParams& p, const FusedCwSmem<BV>& sm,
+                                               int64_t c_begin, int64_t c_end, int h, int v0,
+                                               bool with_v) {
+  for (int64_t c = c_begin; c < c_end; ++c) {
+    const int64_t n = c - c_begin;
+    const int b = static_cast<int>(n % 2);
+    // The k-th release of stage b ends chunk b + 2 k: chunk n - 2's is release n / 2 - 1.
+    if (n >= 2) mbarrier_wait_parity(sm.empty(b), static_cast<uint32_t>((n / 2 - 1) % 2));
+    issue_chunk_loads<BV, kTransition>(p, sm, c, b, h, v0, with_v);
+    if (!kTransition) {
+      if (n >= 1) mbarrier_wait_parity(sm.q_empty(), static_cast<uint32_t>((n - 1) % 2));
+      issue_q_load<BV>(p, sm, c, h);
+    }
+  }
+}
+
 // Zeroes rows [len, 64) of stage s's k and V tiles (a chunk that ends a sequence early): the
 // tokens there belong to the next sequence, and only exact zeros keep them (even non-finite
 // ones) out of this sequence's products. Whole 128-byte rows, so the swizzle does not matter.
+// `tid` counts the kThreads math threads.
 template <int BV, int kThreads>
-__device__ __forceinline__ void zero_past_end(const FusedCwSmem<BV>& sm, int s, int len) {
+__device__ __forceinline__ void zero_past_end(const FusedCwSmem<BV>& sm, int s, int len, int tid) {
   constexpr int kTiles = 2 + FusedCwSmem<BV>::kVHalves, kRowChunks = 128 / 16;
   const int rows = kC - len;
-  for (int u = threadIdx.x; u < kTiles * rows * kRowChunks; u += kThreads) {
+  for (int u = tid; u < kTiles * rows * kRowChunks; u += kThreads) {
     const int tile = u / (rows * kRowChunks), r = len + (u / kRowChunks) % rows, c = u % kRowChunks;
     uint16_t* base = tile < 2 ? sm.k(s, tile).p : sm.v(s, tile - 2).p;
     *reinterpret_cast<uint4*>(base + r * 64 + 8 * c) = make_uint4(0, 0, 0, 0);
@@ -88,9 +114,45 @@ __device__ __forceinline__ void zero_past_end(const FusedCwSmem<BV>& sm, int s, 
 
 // Zeroes a whole 64 x 64 16-bit tile (the M columns' V tiles in CP pass 1).
 template <int kThreads>
-__device__ __forceinline__ void zero_tile(uint16_t* tile) {
-  for (int u = threadIdx.x; u < kC * 64 / 8; u += kThreads)
+__device__ __forceinline__ void zero_tile(uint16_t* tile, int tid) {
+  for (int u = tid; u < kC * 64 / 8; u += kThreads)
     reinterpret_cast<uint4*>(tile)[u] = make_uint4(0, 0, 0, 0);
+}
+
+// Chunk ci's output, this warp's 16 columns (o16[nj]: the scaled O^T fragment pairs packed to
+// 16 bits, value columns g and g + 8 x chunk rows 8 nj + 2t, + 1), transposed into the warp's
+// own columns of the staging tile by stmatrix .trans (8 x 8 matrices: chunk rows 8 nj .. + 7 x
+// value columns vc .. + 7 and vc + 8 .. + 15, one 16-byte row segment each, which the 128-byte
+// swizzle keeps contiguous), then 16-byte stores of the rows inside the chunk. Warp-private:
+// only __syncwarp (this warp's reads of the previous chunk's rows are done before the writes).
+template <int BV>
+__device__ __forceinline__ void store_output_cw(const FusedParams& p, const FusedCwSmem<BV>& sm,
+                                                const uint32_t (&o16)[kC / 8][2],
+                                                const ChunkInfo& ci, int h, int v0, int vw,
+                                                int lane) {
+  using HalfTile = typename FusedCwSmem<BV>::HalfTile;
+  const Dims& d = p.d;
+  const int vc = vw % 64;
+  const HalfTile tile = sm.out(vw / 64);
+  __syncwarp();
+  // Lane l addresses row l % 8 of matrix l / 8: chunk rows 8 (nj + m / 2) + l % 8, columns
+  // vc + 8 (m % 2).
+  const int m = lane / 8;
+  const uint32_t row_addr = tile.addr() + 2 * HalfTile::offset(8 * (m / 2) + lane % 8, vc + 8 * (m % 2));
+#pragma unroll
+  for (int nj = 0; nj < kC / 8; nj += 2) {
+    const uint32_t r[4] = {o16[nj][0], o16[nj][1], o16[nj + 1][0], o16[nj + 1][1]};
+    stsm_x4_trans_at(row_addr + 8 * nj * HalfTile::kRowBytes, r);
+  }
+  __syncwarp();
+  uint16_t* const o = static_cast<uint16_t*>(p.o) + (ci.tok_begin * d.Hv + h) * kV + v0 + vw;
+  const int r0 = lane / 2, c8 = 8 * (lane % 2);
+  const uint4* const src = reinterpret_cast<const uint4*>(tile.p + HalfTile::offset(r0, vc + c8));
+#pragma unroll
+  for (int i = 0; i < 2 * kC / 32; ++i) {  // rows r0 + 16 i
+    const int r = r0 + 16 * i;
+    if (r < ci.len) *reinterpret_cast<uint4*>(o + int64_t(r) * d.Hv * kV + c8) = src[i * 16 * 64 / 8];
+  }
 }
 
 // Calls f(S^T element, state row, column within the V-block) for this warp's fragment.
@@ -121,18 +183,23 @@ __device__ __forceinline__ void pack_a(uint32_t (&a)[4], const float (&C)[N][4],
 // kTransition: CP pass 1 (Mode::Transition) over the augmented state [M | N] (2 x 128
 // columns): M columns start from the identity with v = 0, N columns from zero with the real v;
 // no output, and only U, Vd and the state update per chunk; the end state goes to transfer.
+// Warp roles: warpgroup 0 is the producer (thread 0 issues every TMA copy, waiting on the
+// math warps' releases; the warpgroup keeps 24 registers), warpgroups 1.. are the math
+// warpgroups (64 value columns each, the registers the producer gave back). They never meet
+// at a CTA barrier inside the loop: only the ring's mbarriers order them.
 template <int BV, class Elem, bool kTransition>
-__global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
+__global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
     chunk_loop_cw_kernel(const __grid_constant__ FusedParams p) {
   using Ops = ElemOps<Elem>;
-  constexpr int kThreadsCw = cw_threads(BV);
+  constexpr int kMathThreads = cw_math_threads(BV);
+  constexpr int kMathWarps = kMathThreads / 32;
+  constexpr int kMathBarrier = 1;  // named barrier of the math warpgroups
   // One flat grid, the V-block fastest, then the head: the CTAs that read the same k, q
   // (a GQA group's heads) and the same T, P (the V-blocks of one head) are launched together
   // and stream them through L2 at the same pace instead of fetching them from DRAM again a
   // wave later.
   constexpr int kVBlocks = (kTransition ? 2 : 1) * kV / BV;
   const int h = static_cast<int>((blockIdx.x / kVBlocks) % p.d.Hv);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int64_t item = blockIdx.x / kVBlocks / p.d.Hv;
   const Segment seg = segment_of(p, item);
   if (!(seg.flags & Segment::kUsed) || (kTransition && (seg.flags & Segment::kLast))) return;
@@ -140,9 +207,30 @@ __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
   const int col0 = static_cast<int>(blockIdx.x % kVBlocks) * BV;  // in the [M | N] state in pass 1
   const bool m_part = kTransition && col0 < kV;
   const int v0 = col0 % kV;
-  const int vw = kCwWarpCols * warp;  // this warp's first column within the V-block
   extern __shared__ __align__(1024) char smem_raw[];  // wgmma operand tiles: 1024-byte aligned
   const FusedCwSmem<BV> sm{smem_raw};
+  const int64_t c_begin = seg.chunk_begin, c_end = seg.chunk_end;
+  if (threadIdx.x == 0) {
+    mbarrier_init(sm.full(0), 1);
+    mbarrier_init(sm.full(1), 1);
+    mbarrier_init(sm.q_full(), 1);
+    mbarrier_init(sm.empty(0), kMathWarps);
+    mbarrier_init(sm.empty(1), kMathWarps);
+    mbarrier_init(sm.q_empty(), kMathWarps);
+    fence_mbarrier_init();
+  }
+  __syncthreads();  // the last CTA-wide barrier: the producer warps exit below
+  if (threadIdx.x < kCwProducerThreads) {
+    setmaxnreg_dec<kCwProducerRegs>();
+    if (threadIdx.x == 0)
+      produce_chunks<BV, kTransition>(p, sm, c_begin, c_end, h, v0, !m_part);
+    return;
+  }
+  setmaxnreg_inc<cw_math_regs(BV)>();
+
+  const int tid = threadIdx.x - kCwProducerThreads;  // math thread
+  const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int vw = kCwWarpCols * warp;  // this warp's first column within the V-block
   using HalfTile = typename FusedCwSmem<BV>::HalfTile;
   const int vh = vw / 64, vc = vw % 64;  // this warp's V half and its first column there
   const auto unit = [](int) { return 1.f; };
@@ -153,44 +241,34 @@ __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
   for_each_state_t_element(S, vw, g, t, [&](float& x, int row, int c) {
     load_start_element(x, p, seg, item, h, row, v0 + c, kTransition, m_part);
   });
-
-  const int64_t c_begin = seg.chunk_begin, c_end = seg.chunk_end;
-  if (threadIdx.x == 0) {
-    mbarrier_init(sm.full(0), 1);
-    mbarrier_init(sm.full(1), 1);
-    mbarrier_init(sm.q_full(), 1);
-    fence_mbarrier_init();
-  }
-  if (m_part) {  // v = 0 for the M columns: their V tiles stay zero
+  if (m_part) {  // v = 0 for the M columns: their V tiles stay zero (never loaded)
     for (int j = 0; j < FusedCwSmem<BV>::kVHalves; ++j) {
-      zero_tile<kThreadsCw>(sm.v(0, j).p);
-      zero_tile<kThreadsCw>(sm.v(1, j).p);
+      zero_tile<kMathThreads>(sm.v(0, j).p, tid);
+      zero_tile<kMathThreads>(sm.v(1, j).p, tid);
     }
-    fence_proxy_async_shared();
+    named_sync(kMathBarrier, kMathThreads);
   }
-  __syncthreads();
-  if (threadIdx.x == 0 && c_begin < c_end) {
-    issue_chunk_loads<BV, kTransition>(p, sm, c_begin, 0, h, v0, !m_part);
-    if (!kTransition) issue_q_load<BV>(p, sm, c_begin, h);
-  }
+
+  // The previous chunk's output, packed, stored while the next chunk's last products run.
+  uint32_t o16[kC / 8][2];
+  ChunkInfo ci_prev{};
+  ChunkInfo ci_next = c_begin < c_end ? p.table[c_begin] : ChunkInfo{};
   for (int64_t c = c_begin; c < c_end; ++c) {
     const int64_t n = c - c_begin;  // chunks done by this CTA
     const int b = static_cast<int>(n % 2);  // ring stage; its barrier's phase parity (n / 2) % 2
+    const ChunkInfo ci = ci_next;
+    if (c + 1 < c_end) ci_next = p.table[c + 1];  // used next chunk: its latency hides here
     mbarrier_wait_parity(sm.full(b), static_cast<uint32_t>((n / 2) % 2));
-    const ChunkInfo ci = p.table[c];
-    if (ci.len < kC) zero_past_end<BV, kThreadsCw>(sm, b, ci.len);
-    // This thread's generic writes (the zeros; last chunk's output transpose into the V tile
-    // the next copy into this stage overwrites) ordered before the async proxy's accesses.
-    fence_proxy_async_shared();
-    __syncthreads();  // chunk c complete; every warp is past chunk c-1, so stage 1 - b is free
-    if (threadIdx.x == 0 && c + 1 < c_end)
-      issue_chunk_loads<BV, kTransition>(p, sm, c + 1, 1 - b, h, v0, !m_part);
+    if (ci.len < kC) {  // a sequence's last chunk, cut short (uniform over the CTA)
+      zero_past_end<BV, kMathThreads>(sm, b, ci.len, tid);
+      fence_proxy_async_shared();  // the zeros before the tensor cores' (async proxy) reads
+      named_sync(kMathBarrier, kMathThreads);
+    }
     const uint32_t sK = smem_addr(sm.k(b, 0).p), sQ = smem_addr(sm.q(0).p);
     const HalfTile sV = sm.v(b, vh);
     const uint32_t sT = smem_addr(sm.t(b).p), sP = smem_addr(sm.scores(b).p);
     const float* ev = sm.ef(b);
     const float* fv = ev + kC;
-    if (!kTransition) mbarrier_wait_parity(sm.q_full(), static_cast<uint32_t>(n % 2));
 
     // 1. U^T = S16^T K^T and O^T = S16^T Q^T: 64 x 64 each, depth 128 (8 steps of two
     //    m64n64k16). Depth step kk reads half kk / 4 of k and q, the 32-byte slice kk % 4 of
@@ -208,6 +286,8 @@ __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
       }
       wgmma_commit();  // U first: the chain waits only for it; O^T runs behind W'
       if (!kTransition) {
+        mbarrier_wait_parity(sm.q_full(), static_cast<uint32_t>(n % 2));
+        wgmma_fence();  // (after the wait's branch: the fragments sa are read again)
 #pragma unroll
         for (int kk = 0; kk < kK / 16; ++kk) {
           const uint32_t off = (kk / 4) * FusedCwSmem<BV>::kHalfBytes + 32 * (kk % 4);
@@ -254,12 +334,9 @@ __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
       for (int e = 0; e < 4; ++e) S[nj][e] *= elast;
     wgmma_wait<0>();  // Vd, and O^T's group before it
     fence_accumulators(VD);
-    if (!kTransition) {
-      fence_accumulators(O);
-      __syncthreads();  // every warpgroup's reads of q are done: the next chunk's q may land
-      if (threadIdx.x == 0 && c + 1 < c_end) issue_q_load<BV>(p, sm, c + 1, h);
-    }
     if constexpr (!kTransition) {
+      fence_accumulators(O);
+      if (lane == 0) mbarrier_arrive(sm.q_empty());  // this warp's reads of q are done
 #pragma unroll
       for (int nj = 0; nj < kC / 8; ++nj) {
         const float e0 = ev[8 * nj + 2 * t], e1 = ev[8 * nj + 2 * t + 1];
@@ -282,47 +359,35 @@ __global__ void __launch_bounds__(cw_threads(BV), BV == 64 ? 2 : 1)
         pack_a<Elem>(fa[kk], VD, kk, t, [&](int r) { return fv[r]; });
       }
       wgmma_fence();
-      if (!kTransition)
-#pragma unroll
-        for (int kk = 0; kk < kC / 16; ++kk)
-          wgmma_m64n64k16<Elem, false>(O, da[kk], sw128_desc(sP + 32 * kk, 16, 1024), true);
 #pragma unroll
       for (int kk = 0; kk < kC / 16; ++kk)
         wgmma_m64n128k16<Elem, true>(
             S, fa[kk], sw128_desc(sK + 2048 * kk, FusedCwSmem<BV>::kHalfBytes, 1024), true);
+      if (!kTransition)
+#pragma unroll
+        for (int kk = 0; kk < kC / 16; ++kk)
+          wgmma_m64n64k16<Elem, false>(O, da[kk], sw128_desc(sP + 32 * kk, 16, 1024), true);
       wgmma_commit();
+      // The previous chunk's output while the tensor cores run the state update and O += P
+      // Vd (the warp would only wait for them: the chain's longest idle stretch).
+      if (!kTransition && n > 0) store_output_cw<BV>(p, sm, o16, ci_prev, h, v0, vw, lane);
       wgmma_wait<0>();
     }
     fence_accumulators(S);
+    // Every product reading stage b (k, V, T, P, e, f) is done: the producer may refill it.
+    if (lane == 0) mbarrier_arrive(sm.empty(b));
     if constexpr (kTransition) continue;  // no output in pass 1
     fence_accumulators(O);
 
-    // 5. o = scale O, transposed through this warp's own 16 columns of the V tile (read only
-    //    in step 2, by this warp), then 16-byte stores of the rows inside the chunk. The
-    //    swizzle of row 8 nj + r' is that of row r' (r' < 8), so each element's address is a
-    //    per-thread base plus a constant: no per-element address registers live across chunks.
-    uint16_t* const vt = sV.p;
+    // 5. o = scale O, packed; stored during the next chunk's state update (or after the loop).
 #pragma unroll
     for (int nj = 0; nj < kC / 8; ++nj) {
-      const uint32_t lo = Ops::pack(d.scale * O[nj][0], d.scale * O[nj][1]);
-      const uint32_t hi = Ops::pack(d.scale * O[nj][2], d.scale * O[nj][3]);
-      uint16_t* const rows = vt + 8 * nj * 64;
-      rows[HalfTile::offset(2 * t, vc + g)] = static_cast<uint16_t>(lo & 0xffffu);
-      rows[HalfTile::offset(2 * t + 1, vc + g)] = static_cast<uint16_t>(lo >> 16);
-      rows[HalfTile::offset(2 * t, vc + g + 8)] = static_cast<uint16_t>(hi & 0xffffu);
-      rows[HalfTile::offset(2 * t + 1, vc + g + 8)] = static_cast<uint16_t>(hi >> 16);
+      o16[nj][0] = Ops::pack(d.scale * O[nj][0], d.scale * O[nj][1]);
+      o16[nj][1] = Ops::pack(d.scale * O[nj][2], d.scale * O[nj][3]);
     }
-    __syncwarp();
-    uint16_t* const o = static_cast<uint16_t*>(p.o) + (ci.tok_begin * d.Hv + h) * kV + v0 + vw;
-    const int r0 = lane / 2, c8 = 8 * (lane % 2);
-    const uint4* const src = reinterpret_cast<const uint4*>(vt + HalfTile::offset(r0, vc + c8));
-#pragma unroll
-    for (int i = 0; i < 2 * kC / 32; ++i) {  // rows r0 + 16 i
-      const int r = r0 + 16 * i;
-      if (r < ci.len)
-        *reinterpret_cast<uint4*>(o + int64_t(r) * d.Hv * kV + c8) = src[i * 16 * 64 / 8];
-    }
+    ci_prev = ci;
   }
+  if (!kTransition && c_end > c_begin) store_output_cw<BV>(p, sm, o16, ci_prev, h, v0, vw, lane);
 
   if (kTransition)  // columns col0.. of the segment's [M | N] transfer
     for_each_state_t_element(S, vw, g, t, [&](const float& x, int row, int c) {
@@ -338,7 +403,7 @@ template <int BV, class Elem, bool kTransition>
 cudaError_t launch_chunk_loop_cw_mode(const FusedParams& p, unsigned items, cudaStream_t stream) {
   const auto kernel = chunk_loop_cw_kernel<BV, Elem, kTransition>;
   const size_t smem = FusedCwSmem<BV>::bytes();
-  // Two 97 KB CTAs per SM at BV = 64.
+  // Two 106 KB CTAs per SM at BV = 64.
   const cudaError_t err =
       opt_into_shared_memory(reinterpret_cast<const void*>(kernel), smem, Carveout::MaxShared);
   if (err != cudaSuccess) return err;

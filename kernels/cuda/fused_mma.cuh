@@ -74,6 +74,15 @@ __device__ __forceinline__ void ldsm_x4_trans_at(uint32_t (&r)[4], uint32_t addr
                : "r"(addr));
 }
 
+// stmatrix .x4 .trans: four 8 x 8 16-bit matrices from mma C-fragment pairs (r[m]: lane's
+// row lane / 4, columns 2 (lane % 4), + 1 of matrix m), each stored transposed: lane l gives the
+// shared byte address of row l % 8 of matrix l / 8, which receives that matrix's column l % 8.
+__device__ __forceinline__ void stsm_x4_trans_at(uint32_t addr, const uint32_t (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+               "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
+}
+
 __device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])

@@ -24,8 +24,27 @@ inline constexpr int kThreads = 128;  // 4 warps, Cooperative: every warp does e
 inline constexpr int kWarps = kThreads / 32;
 inline constexpr int kPcThreads = 256;  // ProducerConsumer: a chain and an output warpgroup
 inline constexpr int kCwWarpCols = 16;  // ColumnWarps: value columns per warp (one m16 tile)
-// ColumnWarps: one warp per 16 columns of the V-block.
-constexpr int cw_threads(int block_v) { return block_v / kCwWarpCols * 32; }
+// ColumnWarps: a producer warpgroup (one thread issues the TMA ring's copies; the warpgroup
+// gives its registers back with setmaxnreg) and one math warpgroup per 64 columns of the
+// V-block (a warp per 16 columns).
+inline constexpr int kCwProducerThreads = 128;
+constexpr int cw_math_threads(int block_v) { return block_v / kCwWarpCols * 32; }
+constexpr int cw_threads(int block_v) { return kCwProducerThreads + cw_math_threads(block_v); }
+// Two CTAs per SM at BV = 64 (108 KB each), one at 128.
+constexpr int cw_ctas_per_sm(int block_v) { return block_v == 64 ? 2 : 1; }
+// Register split (setmaxnreg): the producer keeps 24, the math warpgroups take what the CTA's
+// launch allocation (65536 / (threads x CTAs per SM), rounded down to 8) leaves: 232 at
+// BV = 64 (launch 128), 240 at 128 (launch 168).
+inline constexpr int kCwProducerRegs = 24;
+constexpr int cw_launch_regs(int block_v) {
+  return 65536 / (cw_threads(block_v) * cw_ctas_per_sm(block_v)) / 8 * 8;
+}
+constexpr int cw_math_regs(int block_v) {
+  const int r = (cw_launch_regs(block_v) * cw_threads(block_v) - kCwProducerRegs * kCwProducerThreads) /
+                cw_math_threads(block_v) / 8 * 8;
+  return r > 256 ? 256 : r;
+}
+static_assert(cw_math_regs(64) == 232 && cw_math_regs(128) == 240, "register split");
 
 // A run of consecutive chunks of one sequence processed by one CTA (per head, V-block).
 struct Segment {
@@ -162,8 +181,9 @@ struct FusedPcSmem {
 // as TMA lands them. A 2-stage ring of, per stage, k as two halves (state rows 0..63, 64..127),
 // the V-block as BV / 64 halves, T diag(beta) and P; then q (two halves, one buffer: a chunk's
 // q is read only by the first product, so the next chunk's q streams in behind it); then e and
-// f (2 x 64 fp32) of both stages and the mbarriers (stage full x 2, q full). 97 KB at BV = 64:
-// two CTAs (8 warps) per SM; 113 KB at BV = 128.
+// f (2 x 64 fp32) of both stages, the mbarriers (stage full x 2, q full, stage empty x 2,
+// q empty) and the output staging tile. 106 KB at BV = 64: two CTAs (16 warps) per SM; 130 KB
+// at BV = 128.
 //   The k halves, read k-major (rows = chunk rows = the product's n), are the B operand of
 //   U^T = S16^T K^T; read n-contiguous (rows = depth) they are the B operand K of the state
 //   update; q's halves are that of O^T = S16^T Q^T; T and P (rows = n) those of Vd^T and O^T.
@@ -180,7 +200,11 @@ struct FusedCwSmem {
   static constexpr size_t kQOffset = kStages * kStageBytes;
   static constexpr size_t kGateOffset = kQOffset + 2 * kHalfBytes;
   static constexpr size_t kBarrierOffset = kGateOffset + kStages * kGateBytes;
-  static constexpr size_t bytes() { return kBarrierOffset + 4 * sizeof(uint64_t); }
+  // The output staging tile (64 chunk rows x BV, BV / 64 swizzled halves): chunk c's output is
+  // transposed through it while chunk c + 1's first products run, apart from the ring (whose
+  // V tile of chunk c is then already being refilled).
+  static constexpr size_t kOutOffset = (kBarrierOffset + 8 * sizeof(uint64_t) + 1023) / 1024 * 1024;
+  static constexpr size_t bytes() { return kOutOffset + kVHalves * kHalfBytes; }
   // What one stage's copies deliver (the full barrier's transaction bytes), and q's.
   static constexpr uint32_t kStageTxBytes = uint32_t(kStageBytes + kGateBytes);
   static constexpr uint32_t kQTxBytes = uint32_t(2 * kHalfBytes);
@@ -215,8 +239,18 @@ struct FusedCwSmem {
   __device__ __forceinline__ uint64_t* full(int s) const {
     return reinterpret_cast<uint64_t*>(base + kBarrierOffset) + s;
   }
+  __device__ __forceinline__ HalfTile out(int h) const {
+    return {reinterpret_cast<uint16_t*>(base + kOutOffset + h * kHalfBytes)};
+  }
   __device__ __forceinline__ uint64_t* q_full() const {
     return reinterpret_cast<uint64_t*>(base + kBarrierOffset) + kStages;
+  }
+  // Released by every math warp once the products reading the stage (or q) are done.
+  __device__ __forceinline__ uint64_t* empty(int s) const {
+    return reinterpret_cast<uint64_t*>(base + kBarrierOffset) + kStages + 1 + s;
+  }
+  __device__ __forceinline__ uint64_t* q_empty() const {
+    return reinterpret_cast<uint64_t*>(base + kBarrierOffset) + 2 * kStages + 1;
   }
 };
 

@@ -31,6 +31,11 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_
                : "memory");
 }
 
+// One plain arrival (a consumer releasing a buffer it has finished reading).
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+
 // Waits until the phase with the given parity has completed (all arrivals and bytes in).
 __device__ __forceinline__ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity) {
   asm volatile(

@@ -63,8 +63,9 @@ const char* roles_description(WarpRoles roles) {
   switch (roles) {
     case WarpRoles::ProducerConsumer: return " threads (a chain warpgroup and an output warpgroup)";
     case WarpRoles::ColumnWarps:
-      return " threads (each warp the whole chunk step of its 16 value columns, state transposed "
-             "in registers; P, T diag(beta) and the exp gates from the prepare kernel)";
+      return " threads (a TMA producer warpgroup at 24 registers, setmaxnreg; math warpgroups "
+             "in which each warp runs the whole chunk step of its 16 value columns, state "
+             "transposed in registers; P, T diag(beta) and the exp gates from the prepare kernel)";
     default: return " threads (4 cooperative warps)";
   }
 }
@@ -89,7 +90,7 @@ class FusedVariant final : public Variant {
       << config_.stages << " stages";
     if (config_.cp_segment_chunks)
       s << "; exact CP: segments of " << config_.cp_segment_chunks
-        << " chunks, transfer pass [M | N], fp32 fix-up, main pass from corrected starts";
+        << " chunks, transfer pass [M | N], fix-up on the tensor cores (3xTF32, fp32-accurate) with the next transfer prefetched, main pass from corrected starts";
     s << describe_resources("chunk loop", resources());
     return s.str();
   }
@@ -163,8 +164,9 @@ Implementable fused_config_built(const KernelConfig& c) {
       return {false, "stages: the column-warp chunk loop has a 2-deep ring (a third stage "
                      "would leave one CTA per SM at 64 columns)"};
     if (c.consumer_regs != 0)
-      return {false, "consumer_regs: the column-warp chunk loop has no warp roles to split "
-                     "registers between"};
+      return {false, "consumer_regs: the column-warp chunk loop's register split is fixed by "
+                     "its V-block (the math warpgroups take all the producer warpgroup gives "
+                     "back: 232 registers at 64 columns, 240 at 128); 0 selects it"};
   }
   const size_t smem = loop_smem_bytes(c);
   if (smem > kMaxSmemPerBlock) {

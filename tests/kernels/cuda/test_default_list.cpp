@@ -25,15 +25,15 @@ using gdn::WarpRoles;
 constexpr gdn::SmLimits kHopper{233472, 1024, 65536, 2048, 32};
 
 // Registers and shared bytes of each chunk-loop layout on the H200 (session 3 build; the
-// column-warp loop: session 5, cuobjdump --dump-resource-usage and FusedCwSmem: wgmma, TMA).
+// column-warp loop: session 6, ptxas -v and FusedCwSmem: wgmma, TMA, producer warpgroup).
 gdn::Variant::Resources h200_resources(const KernelConfig& c) {
   gdn::Variant::Resources r;
   const bool pc = c.roles == WarpRoles::ProducerConsumer;
   r.threads = pc ? 256 : 128;
   if (c.roles == WarpRoles::ColumnWarps) {
-    r.threads = c.block_v / 16 * 32;
-    r.registers = 230;
-    r.shared_bytes = c.block_v == 64 ? 99360 : 115744;
+    r.threads = 128 + c.block_v / 16 * 32;  // a producer warpgroup and the math warpgroups
+    r.registers = c.block_v == 64 ? 128 : 168;  // at launch (setmaxnreg moves them after)
+    r.shared_bytes = c.block_v == 64 ? 108544 : 133120;
   } else if (pc) {
     r.registers = c.block_v == 32 ? 168 : 251;
     r.shared_bytes = c.block_v == 32 ? 139776 : 180736;
