@@ -12,7 +12,13 @@
 //               loop bench (bench/results/h200_2026-11-30_s4/fused_bench.txt; e.g. 8192x4 at
 //               16/64 heads 1.95 ms against 2.79 and 4.14) and won every bucket of the session-4
 //               anchor sweep. Steps 2-5 then choose among its block_v and CP segments.
-//   2. block_v: splitting V creates more CTAs but each V-block repeats the K-side work of its
+//   2. block_v: for the column-warp loop the narrowest (64): in the session-6 anchor sweep
+//               (bench/results/h200_2026-11-30_s6/anchors_sweep_h200.sqlite) its 64-column
+//               variants were fastest on 169 of 171 rows and within 4.5 % on the other two,
+//               while the fill rule below picked 128 columns where that cost up to 1.30x
+//               (2 x 32768 tokens at 16/64 heads). Two 64-column CTAs per SM hold as many math
+//               warpgroups as one 128-column CTA, with a smaller ring each. Other layouts:
+//               splitting V creates more CTAs but each V-block repeats the K-side work of its
 //               chunk (k k^T, the inverse, the gate products). Take the largest block_v whose
 //               CTA count, chains * V / block_v, fills at least 3/4 of the CTA slots (SMs x the
 //               CTAs of that block_v resident per SM, from registers and shared memory; 1 when
@@ -30,17 +36,17 @@
 //               128-chunk segments, 1.0 ms against 1.9 ms unsplit; 4x8192 with 8 heads, 128
 //               CTAs, ran best unsplit.)
 //               The column-warp loop (whose CP pass 1 runs in its own layout) has its own
-//               step, fitted to the session-5 anchor sweep of its variants
-//               (bench/results/h200_2026-11-30_s5/anchors_sweep_h200.sqlite; a CPU test replays
-//               it): the slots are the SMs (one CTA each, not its two per SM); CP when the
-//               unsplit launch leaves more than a quarter of them idle and the longest sequence
-//               has at least 96 chunks (shorter ones ran best unsplit: 1x4096 tokens at 8
-//               heads 0.087 ms unsplit, 0.22 ms in 4-chunk segments); a segment length's CTAs
-//               are those of every sequence's segments (about total chunks / segment), and the
-//               longest segment that fills 3/4 of the SMs wins, else the shortest that splits.
-//               Against the fastest variant of each of the 171 anchor rows the rule is 2.2 %
-//               slower (geometric mean; the previous step, counting only the longest
-//               sequence's segments and splitting below a quarter of the SMs: 8.0 %).
+//               step, fitted to the session-6 anchor sweep of its variants (the tensor-core
+//               fix-up with prefetched transfers made short segments cheap; a CPU test replays
+//               the sweep): the slots are the SMs (one CTA each, not its two per SM); CP when
+//               the unsplit launch leaves more than half of them idle and the longest sequence
+//               has at least 64 chunks (shorter ones mostly ran best unsplit); a segment
+//               length's CTAs are those of every sequence's segments (about total chunks /
+//               segment), and the longest segment that fills 3/4 of the SMs wins, else the
+//               shortest that splits. Against the fastest variant of each of the 171 anchor
+//               rows the rule (with step 2) is 2.2 % slower (geometric mean, worst row 1.23x);
+//               the session-5 step (a quarter idle, 96 chunks) with the fill rule's block_v
+//               would be 3.4 % (worst 1.30x) on the same sweep.
 //   4. chains per CTA: two interleaved chains hide each other's serial latency but halve the
 //               CTA count, so only when at least two full waves of CTAs exist.
 //   5. warp roles: the layout with the most warps resident per SM (CTAs per SM x threads per
@@ -101,8 +107,12 @@ int64_t cta_slots(const SelectionInput& in, const Pool& pool, int block_v) {
 // At least 3/4 of the slots busy (step 2 and 3 of the rule).
 bool fills(int64_t ctas, int64_t slots) { return 4 * ctas >= 3 * slots; }
 
+bool all_column_warps(const Pool& pool);
+
 int choose_block_v(const SelectionInput& in, const Pool& pool) {
   const std::set<int> block_vs = values_of(pool, &KernelConfig::block_v);
+  // The column-warp loop: the narrowest block (see the rule's comment, step 2).
+  if (all_column_warps(pool)) return *block_vs.begin();
   for (auto it = block_vs.rbegin(); it != block_vs.rend(); ++it)
     if (fills(ctas_without_cp(in, *it), cta_slots(in, pool, *it))) return *it;
   return *block_vs.begin();
@@ -115,15 +125,14 @@ bool all_column_warps(const Pool& pool) {
 }
 
 // The column-warp loop's step 3 (see the rule's comment). segments: the pool's values.
-constexpr int64_t kCwCpMinChunks = 96;
+constexpr int64_t kCwCpMinChunks = 64;
 
 int choose_cp_segment_cw(const SelectionInput& in, int block_v, const std::set<int>& segments) {
   const bool off_available = segments.count(0) != 0;
   const int64_t slots = in.sm_count;
   const int64_t longest_chunks = ceil_div(in.longest, kChunk);
-  if ((fills(ctas_without_cp(in, block_v), slots) || longest_chunks < kCwCpMinChunks) &&
-      off_available)
-    return 0;
+  const bool half_busy = 2 * ctas_without_cp(in, block_v) >= slots;
+  if ((half_busy || longest_chunks < kCwCpMinChunks) && off_available) return 0;
   const int64_t tokens = in.tokens > 0 ? in.tokens : in.num_seqs * in.longest;
   const int64_t total_chunks = ceil_div(tokens, kChunk);
   const int64_t ctas_per_segment = int64_t{in.Hv} * ceil_div(in.V, block_v);
