@@ -1,6 +1,7 @@
 // Device-side chunk table: a single-block scan of per-sequence chunk counts, then one thread
 // per table entry locating its sequence by binary search over the scanned offsets.
 #include "chunk_table.cuh"
+#include "grid_dependency.cuh"
 #include "offset_scan.cuh"
 
 namespace gdn::staged {
@@ -9,6 +10,7 @@ namespace {
 // chunk_first[n] = sum_{m < n} ceil(len_m / 64).
 __global__ void __launch_bounds__(kScanThreads) scan_chunk_counts(SeqBounds seqs, int64_t num_seqs,
                                                                  int64_t* chunk_first) {
+  wait_for_prior_grids();
   block_exclusive_scan(
       num_seqs, [&](int64_t n) { return (seqs.begin(n + 1) - seqs.begin(n) + kC - 1) / kC; },
       chunk_first);
@@ -16,6 +18,7 @@ __global__ void __launch_bounds__(kScanThreads) scan_chunk_counts(SeqBounds seqs
 
 __global__ void fill_chunk_table(SeqBounds seqs, int64_t num_seqs, const int64_t* chunk_first,
                                  int64_t table_size, ChunkInfo* table) {
+  wait_for_prior_grids();
   const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= table_size) return;
   ChunkInfo info{0, 0, 0};
@@ -40,14 +43,16 @@ int64_t max_chunks(const gdn_problem& p) {
 cudaError_t build_chunk_table(const gdn_problem& p, const Dims& d, int64_t* chunk_first,
                               ChunkInfo* table, cudaStream_t stream) {
   const SeqBounds seqs{p.cu_seqlens, p.cu_seqlens_dtype == GDN_INT64, p.T};
-  scan_chunk_counts<<<1, kScanThreads, 0, stream>>>(seqs, d.num_seqs, chunk_first);
-  if (d.max_chunks > 0) {
+  cudaError_t err = launch_after_prior(scan_chunk_counts, 1, kScanThreads, 0, stream, seqs,
+                                       d.num_seqs, chunk_first);
+  if (err == cudaSuccess && d.max_chunks > 0) {
     const int threads = 256;
     const int64_t blocks = (d.max_chunks + threads - 1) / threads;
-    fill_chunk_table<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(
-        seqs, d.num_seqs, chunk_first, d.max_chunks, table);
+    err = launch_after_prior(fill_chunk_table, static_cast<unsigned>(blocks), threads, 0, stream,
+                             seqs, d.num_seqs, static_cast<const int64_t*>(chunk_first),
+                             d.max_chunks, table);
   }
-  return cudaGetLastError();
+  return err;
 }
 
 }  // namespace gdn::staged

@@ -32,6 +32,7 @@
 #include "fused_named_barrier.cuh"
 #include "fused_tma.cuh"
 #include "fused_wgmma.cuh"
+#include "grid_dependency.cuh"
 #include "launch_smem.cuh"
 
 namespace gdn::fused {
@@ -190,6 +191,7 @@ __device__ __forceinline__ void pack_a(uint32_t (&a)[4], const float (&C)[N][4],
 template <int BV, class Elem, bool kTransition>
 __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
     chunk_loop_cw_kernel(const __grid_constant__ FusedParams p) {
+  wait_for_prior_grids();  // launched as a programmatic dependent of the previous kernel
   using Ops = ElemOps<Elem>;
   constexpr int kMathThreads = cw_math_threads(BV);
   constexpr int kMathWarps = kMathThreads / 32;
@@ -410,8 +412,7 @@ cudaError_t launch_chunk_loop_cw_mode(const FusedParams& p, unsigned items, cuda
   const uint64_t ctas =
       uint64_t(items) * static_cast<uint64_t>(p.d.Hv) * ((kTransition ? 2 : 1) * kV / BV);
   if (ctas > 0x7fffffffu) return cudaErrorInvalidConfiguration;  // gridDim.x limit
-  kernel<<<static_cast<unsigned>(ctas), cw_threads(BV), smem, stream>>>(p);
-  return cudaGetLastError();
+  return launch_after_prior(kernel, static_cast<unsigned>(ctas), cw_threads(BV), smem, stream, p);
 }
 
 template <int BV, class Elem>

@@ -3,6 +3,7 @@
 // the per-segment transfers [M | N] of pass 1 into the start state of every segment.
 #include "chunk_math.cuh"  // inverse64::mma_3xtf32
 #include "fused_kernels.cuh"
+#include "grid_dependency.cuh"
 #include "offset_scan.cuh"
 
 namespace gdn::fused {
@@ -21,12 +22,14 @@ __device__ __forceinline__ int64_t segment_count(const int64_t* chunk_first, int
 __global__ void __launch_bounds__(kScanThreads)
     scan_segment_counts(const int64_t* chunk_first, int64_t num_seqs, int seg_chunks,
                         int64_t* seg_first) {
+  wait_for_prior_grids();
   staged::block_exclusive_scan(
       num_seqs, [&](int64_t n) { return segment_count(chunk_first, n, seg_chunks); }, seg_first);
 }
 
 __global__ void fill_segments(const int64_t* chunk_first, const int64_t* seg_first,
                               int64_t num_seqs, int seg_chunks, int64_t max_segs, Segment* segs) {
+  wait_for_prior_grids();
   const int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (s >= max_segs) return;
   Segment out{0, 0, 0, 0};
@@ -95,6 +98,7 @@ __device__ __forceinline__ void load_transfer(const FixupSmem& sm, int b, const 
 __global__ void __launch_bounds__(kFixThreads)
     cp_fixup_kernel(Dims d, const float* h0, const int64_t* seg_first, const float* transfer,
                     float* starts) {
+  wait_for_prior_grids();
   const int64_t n = blockIdx.x;
   const int h = blockIdx.y;
   const int v0 = blockIdx.z * kFixCols;
@@ -146,15 +150,16 @@ __global__ void __launch_bounds__(kFixThreads)
 cudaError_t build_segment_table(const Dims& d, int seg_chunks, const int64_t* chunk_first,
                                 int64_t* seg_first, Segment* segs, int64_t max_segs,
                                 cudaStream_t stream) {
-  scan_segment_counts<<<1, kScanThreads, 0, stream>>>(chunk_first, d.num_seqs, seg_chunks,
-                                                       seg_first);
-  if (max_segs > 0) {
+  cudaError_t err = launch_after_prior(scan_segment_counts, 1, kScanThreads, 0, stream,
+                                       chunk_first, d.num_seqs, seg_chunks, seg_first);
+  if (err == cudaSuccess && max_segs > 0) {
     const int threads = 256;
     const int64_t blocks = (max_segs + threads - 1) / threads;
-    fill_segments<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(
-        chunk_first, seg_first, d.num_seqs, seg_chunks, max_segs, segs);
+    err = launch_after_prior(fill_segments, static_cast<unsigned>(blocks), threads, 0, stream,
+                             chunk_first, static_cast<const int64_t*>(seg_first), d.num_seqs,
+                             seg_chunks, max_segs, segs);
   }
-  return cudaGetLastError();
+  return err;
 }
 
 cudaError_t launch_cp_fixup(const Dims& d, const float* h0, const int64_t* seg_first,
@@ -164,8 +169,8 @@ cudaError_t launch_cp_fixup(const Dims& d, const float* h0, const int64_t* seg_f
                                          static_cast<int>(smem));
   if (err != cudaSuccess) return err;
   const dim3 grid(static_cast<unsigned>(d.num_seqs), d.Hv, kV / kFixCols);
-  cp_fixup_kernel<<<grid, kFixThreads, smem, stream>>>(d, h0, seg_first, transfer, starts);
-  return cudaGetLastError();
+  return launch_after_prior(cp_fixup_kernel, grid, kFixThreads, smem, stream, d, h0, seg_first,
+                            transfer, starts);
 }
 
 }  // namespace gdn::fused

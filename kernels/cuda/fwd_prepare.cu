@@ -19,6 +19,7 @@
 #include "chunk_math.cuh"
 #include "fused_mma.cuh"  // the mma.sync / ldmatrix wrappers (shared with the fused family)
 #include "staged_kernels.cuh"
+#include "grid_dependency.cuh"
 #include "launch_smem.cuh"
 
 namespace gdn::staged {
@@ -265,6 +266,7 @@ size_t prepare_smem_bytes() {
 // run's head j. Elem: the 16-bit input dtype (d.in_bf16), one instance each, chosen at launch.
 template <class Elem>
 __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int heads) {
+  wait_for_prior_grids();
   const Dims& d = p.d;
   const unsigned runs = unsigned(d.Hv) / unsigned(heads);  // CTAs per chunk
   const int chunk = static_cast<int>(blockIdx.x / runs);
@@ -401,8 +403,8 @@ cudaError_t launch_prepare(const FwdParams& p, cudaStream_t stream) {
   const int64_t pairs = p.d.max_chunks * int64_t(p.d.Hv);
   if (pairs > int64_t(INT32_MAX)) return cudaErrorInvalidConfiguration;
   const int heads = heads_per_cta(p.d);
-  kernel<<<static_cast<unsigned>(pairs / heads), kThreads, smem, stream>>>(p, heads);
-  return cudaGetLastError();
+  return launch_after_prior(kernel, static_cast<unsigned>(pairs / heads), kThreads, smem, stream,
+                            p, heads);
 }
 
 // The bf16 instance (the fp16 one has the same resources: the dtype changes only mma and cvt).
