@@ -251,79 +251,57 @@ __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
     named_sync(kMathBarrier, kMathThreads);
   }
 
-  // The loop is rotated so that no product is in flight at its back edge (ptxas would wait
-  // there for all of them): an iteration runs the second half of chunk c (its state update and
-  // O += P Vd, the previous chunk's output store) and the first half of chunk c + 1 (U, O,
-  // W', Vd, up to Vd's wait). So the next chunk's U is issued as soon as the state update is
-  // done, while O += P Vd still runs; its wait comes after U's issue.
-  //   O: O^T of the chunk in flight; o16: the previous chunk's output, packed, stored during
-  //   the state update; da: Vd16^T, the A operand of O += P Vd, live until that product's wait
-  //   (else its registers go to the next U, and ptxas serialises U behind it); sa: S16^T, the
-  //   A operand of U and O, packed right after the state update's wait; VD: Vd^T.
-  float O[kC / 8][4], VD[kC / 8][4];
-  uint32_t da[kC / 16][4], o16[kC / 8][2], sa[kK / 16][4];
-#pragma unroll
-  for (int kk = 0; kk < kK / 16; ++kk) pack_a<Elem>(sa[kk], S, kk, t, unit);
-  ChunkInfo ci_prev{}, ci_cur{};
+  // The previous chunk's output, packed, stored while the next chunk's last products run.
+  uint32_t o16[kC / 8][2];
+  ChunkInfo ci_prev{};
   ChunkInfo ci_next = c_begin < c_end ? p.table[c_begin] : ChunkInfo{};
-
-  // First half of chunk c: U, O, W', Vd (up to Vd's wait). Stage b = (c - c_begin) % 2.
-  const auto first_half = [&](int64_t c) __attribute__((always_inline)) {
+  for (int64_t c = c_begin; c < c_end; ++c) {
     const int64_t n = c - c_begin;  // chunks done by this CTA
     const int b = static_cast<int>(n % 2);  // ring stage; its barrier's phase parity (n / 2) % 2
-    ci_cur = ci_next;
+    const ChunkInfo ci = ci_next;
     if (c + 1 < c_end) ci_next = p.table[c + 1];  // used next chunk: its latency hides here
     mbarrier_wait_parity(sm.full(b), static_cast<uint32_t>((n / 2) % 2));
-    if (ci_cur.len < kC) {  // a sequence's last chunk, cut short (uniform over the CTA)
-      zero_past_end<BV, kMathThreads>(sm, b, ci_cur.len, tid);
+    if (ci.len < kC) {  // a sequence's last chunk, cut short (uniform over the CTA)
+      zero_past_end<BV, kMathThreads>(sm, b, ci.len, tid);
       fence_proxy_async_shared();  // the zeros before the tensor cores' (async proxy) reads
       named_sync(kMathBarrier, kMathThreads);
     }
     const uint32_t sK = smem_addr(sm.k(b, 0).p), sQ = smem_addr(sm.q(0).p);
     const HalfTile sV = sm.v(b, vh);
-    const uint32_t sT = smem_addr(sm.t(b).p);
+    const uint32_t sT = smem_addr(sm.t(b).p), sP = smem_addr(sm.scores(b).p);
     const float* ev = sm.ef(b);
+    const float* fv = ev + kC;
 
     // 1. U^T = S16^T K^T and O^T = S16^T Q^T: 64 x 64 each, depth 128 (8 steps of two
     //    m64n64k16). Depth step kk reads half kk / 4 of k and q, the 32-byte slice kk % 4 of
     //    each 128-byte row (n-rows = chunk rows, 8-row groups 1024 B apart).
-    float U[kC / 8][4];
-    wgmma_fence();
+    float U[kC / 8][4], O[kC / 8][4];
+    {
+      uint32_t sa[kK / 16][4];
 #pragma unroll
-    for (int kk = 0; kk < kK / 16; ++kk) {
-      const uint32_t off = (kk / 4) * FusedCwSmem<BV>::kHalfBytes + 32 * (kk % 4);
-      wgmma_m64n64k16<Elem, false>(U, sa[kk], sw128_desc(sK + off, 16, 1024), kk > 0);
-    }
-    wgmma_commit();  // U first: the chain waits only for it; O^T runs behind W'
-    // V^T in A layout (ldmatrix.trans: the C layout of U^T pair for pair) while U runs.
-    uint32_t va[kC / 16][4];
-#pragma unroll
-    for (int kk = 0; kk < kC / 16; ++kk) ldsm_x4_trans_at(va[kk], sV.frag_nk(16 * kk, vc));
-    if (!kTransition && n > 0) {
-      // The previous chunk's O += P Vd: its output packed, its stage released (every product
-      // reading it is done). The wait covers U too: ptxas cannot tell O's group from U's
-      // across the rotation and would serialise every product otherwise (C7514); U runs
-      // first in the tensor pipe anyway, so only O's issue waits for it.
-      wgmma_wait<0>();
-      fence_accumulators(O);
-      fence_fragments(da);
-#pragma unroll
-      for (int nj = 0; nj < kC / 8; ++nj) {
-        o16[nj][0] = Ops::pack(d.scale * O[nj][0], d.scale * O[nj][1]);
-        o16[nj][1] = Ops::pack(d.scale * O[nj][2], d.scale * O[nj][3]);
-      }
-      if (lane == 0) mbarrier_arrive(sm.empty(1 - b));
-    }
-    if (!kTransition) {
-      mbarrier_wait_parity(sm.q_full(), static_cast<uint32_t>(n % 2));
-      wgmma_fence();  // (after the wait's branch: the fragments sa are read again)
+      for (int kk = 0; kk < kK / 16; ++kk) pack_a<Elem>(sa[kk], S, kk, t, unit);
+      wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kK / 16; ++kk) {
         const uint32_t off = (kk / 4) * FusedCwSmem<BV>::kHalfBytes + 32 * (kk % 4);
-        wgmma_m64n64k16<Elem, false>(O, sa[kk], sw128_desc(sQ + off, 16, 1024), kk > 0);
+        wgmma_m64n64k16<Elem, false>(U, sa[kk], sw128_desc(sK + off, 16, 1024), kk > 0);
       }
+      wgmma_commit();  // U first: the chain waits only for it; O^T runs behind W'
+      if (!kTransition) {
+        mbarrier_wait_parity(sm.q_full(), static_cast<uint32_t>(n % 2));
+        wgmma_fence();  // (after the wait's branch: the fragments sa are read again)
+#pragma unroll
+        for (int kk = 0; kk < kK / 16; ++kk) {
+          const uint32_t off = (kk / 4) * FusedCwSmem<BV>::kHalfBytes + 32 * (kk % 4);
+          wgmma_m64n64k16<Elem, false>(O, sa[kk], sw128_desc(sQ + off, 16, 1024), kk > 0);
+        }
+      }
+      wgmma_commit();  // (empty in pass 1: keeps the group count of wgmma_wait<1> below)
     }
-    wgmma_commit();  // (empty in pass 1: keeps the group count of wgmma_wait<1> below)
+    // V^T in A layout (ldmatrix.trans: the C layout of U^T pair for pair) while they run.
+    uint32_t va[kC / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < kC / 16; ++kk) ldsm_x4_trans_at(va[kk], sV.frag_nk(16 * kk, vc));
     wgmma_wait<1>();
     fence_accumulators(U);
 
@@ -344,6 +322,7 @@ __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
     }
 
     // 3. Vd^T = W'^T (T diag(beta))^T: 64 x 64, depth 64 (T rows = n, k-major).
+    float VD[kC / 8][4];
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kC / 16; ++kk)
@@ -355,7 +334,7 @@ __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
     for (int nj = 0; nj < kK / 8; ++nj)
 #pragma unroll
       for (int e = 0; e < 4; ++e) S[nj][e] *= elast;
-    wgmma_wait<0>();  // Vd, and O^T's group before it: nothing in flight
+    wgmma_wait<0>();  // Vd, and O^T's group before it
     fence_accumulators(VD);
     if constexpr (!kTransition) {
       fence_accumulators(O);
@@ -369,20 +348,13 @@ __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
         O[nj][3] *= e1;
       }
     }
-  };
 
-  if (c_begin < c_end) first_half(c_begin);
-  for (int64_t c = c_begin; c < c_end; ++c) {
-    const int64_t n = c - c_begin;
-    const int b = static_cast<int>(n % 2);
-    const uint32_t sK = smem_addr(sm.k(b, 0).p), sP = smem_addr(sm.scores(b).p);
-    const float* fv = sm.ef(b) + kC;
     // 4. O^T += Vd16^T P^T (depth 64; P rows = n, k-major) and
     //    S^T = e_last S^T + V'^T K with V'^T = Vd^T diag(f) (64 x 128, depth = chunk rows:
     //    K read n-contiguous, its two 64-column halves 8 KB apart, 8-row depth groups 1024 B
     //    apart, depth step kk at rows 16 kk).
     {
-      uint32_t fa[kC / 16][4];
+      uint32_t da[kC / 16][4], fa[kC / 16][4];
 #pragma unroll
       for (int kk = 0; kk < kC / 16; ++kk) {
         if (!kTransition) pack_a<Elem>(da[kk], VD, kk, t, unit);
@@ -393,41 +365,31 @@ __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
       for (int kk = 0; kk < kC / 16; ++kk)
         wgmma_m64n128k16<Elem, true>(
             S, fa[kk], sw128_desc(sK + 2048 * kk, FusedCwSmem<BV>::kHalfBytes, 1024), true);
-      wgmma_commit();  // the state update alone: the next chunk waits only for it
-      if constexpr (!kTransition) {
-        wgmma_fence();
+      if (!kTransition)
 #pragma unroll
         for (int kk = 0; kk < kC / 16; ++kk)
           wgmma_m64n64k16<Elem, false>(O, da[kk], sw128_desc(sP + 32 * kk, 16, 1024), true);
-        wgmma_commit();
-        // The previous chunk's output while the tensor cores run the state update and O += P
-        // Vd (the warp would only wait for them: the chain's longest idle stretch).
-        if (n > 0) store_output_cw<BV>(p, sm, o16, ci_prev, h, v0, vw, lane);
-        wgmma_wait<1>();  // the state update; O += P Vd runs on into the next chunk
-      } else {
-        wgmma_wait<0>();
-      }
+      wgmma_commit();
+      // The previous chunk's output while the tensor cores run the state update and O += P
+      // Vd (the warp would only wait for them: the chain's longest idle stretch).
+      if (!kTransition && n > 0) store_output_cw<BV>(p, sm, o16, ci_prev, h, v0, vw, lane);
+      wgmma_wait<0>();
     }
     fence_accumulators(S);
-#pragma unroll
-    for (int kk = 0; kk < kK / 16; ++kk) pack_a<Elem>(sa[kk], S, kk, t, unit);
-    // Pass 1: every product reading stage b (k, V, T, e, f) is done: the producer may refill
-    // it. (The output pass releases it in the next chunk's first half, after O += P Vd.)
-    if (kTransition && lane == 0) mbarrier_arrive(sm.empty(b));
-    ci_prev = ci_cur;
-    if (c + 1 >= c_end) break;  // (O += P Vd of the last chunk is waited for below)
-    first_half(c + 1);
-  }
-  if (!kTransition && c_end > c_begin) {  // the last chunk's output
-    wgmma_wait<0>();
+    // Every product reading stage b (k, V, T, P, e, f) is done: the producer may refill it.
+    if (lane == 0) mbarrier_arrive(sm.empty(b));
+    if constexpr (kTransition) continue;  // no output in pass 1
     fence_accumulators(O);
+
+    // 5. o = scale O, packed; stored during the next chunk's state update (or after the loop).
 #pragma unroll
     for (int nj = 0; nj < kC / 8; ++nj) {
       o16[nj][0] = Ops::pack(d.scale * O[nj][0], d.scale * O[nj][1]);
       o16[nj][1] = Ops::pack(d.scale * O[nj][2], d.scale * O[nj][3]);
     }
-    store_output_cw<BV>(p, sm, o16, ci_prev, h, v0, vw, lane);
+    ci_prev = ci;
   }
+  if (!kTransition && c_end > c_begin) store_output_cw<BV>(p, sm, o16, ci_prev, h, v0, vw, lane);
 
   if (kTransition)  // columns col0.. of the segment's [M | N] transfer
     for_each_state_t_element(S, vw, g, t, [&](const float& x, int row, int c) {

@@ -59,16 +59,6 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[N][4]) {
     for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(d[j][e])::"memory");
 }
 
-// The same for register A fragments: after the wait of the product that reads them, it keeps
-// them live (and unchanged) until here, so their registers are not reused while it runs.
-template <int N>
-__device__ __forceinline__ void fence_fragments(uint32_t (&a)[N][4]) {
-#pragma unroll
-  for (int j = 0; j < N; ++j)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(a[j][e])::"memory");
-}
-
 // Descriptor of a 128-byte-swizzled operand at shared byte address `addr` (the atom grid
 // 1024-byte aligned; addr may step inside a row by 32-byte k16 slices, as CUTLASS does).
 //   K-major (rows = the product's n, 64 elements of depth per 128-byte row): sbo = the stride
