@@ -180,7 +180,8 @@ struct FusedPcSmem {
 // 16-bit (64 rows x 128 bytes), 128-byte swizzled, 1024-byte aligned: canonical wgmma operands
 // as TMA lands them. A 2-stage ring of, per stage, k as two halves (state rows 0..63, 64..127),
 // the V-block as BV / 64 halves, T diag(beta) and P; then q (two halves, one buffer: a chunk's
-// q is read only by the first product, so the next chunk's q streams in behind it); then e and
+// q is read only by its O product, so the next chunk's q streams in once every math warp's O
+// product is done); then e and
 // f (2 x 64 fp32) of both stages, the mbarriers (stage full x 2, q full, stage empty x 2,
 // q empty) and the output staging tile. 106 KB at BV = 64: two CTAs (16 warps) per SM; 130 KB
 // at BV = 128.
@@ -201,8 +202,8 @@ struct FusedCwSmem {
   static constexpr size_t kGateOffset = kQOffset + 2 * kHalfBytes;
   static constexpr size_t kBarrierOffset = kGateOffset + kStages * kGateBytes;
   // The output staging tile (64 chunk rows x BV, BV / 64 swizzled halves): chunk c's output is
-  // transposed through it while chunk c + 1's first products run, apart from the ring (whose
-  // V tile of chunk c is then already being refilled).
+  // transposed through it during chunk c + 1's state update, apart from the ring (whose stage
+  // of chunk c is then already being refilled).
   static constexpr size_t kOutOffset = (kBarrierOffset + 8 * sizeof(uint64_t) + 1023) / 1024 * 1024;
   static constexpr size_t bytes() { return kOutOffset + kVHalves * kHalfBytes; }
   // What one stage's copies deliver (the full barrier's transaction bytes), and q's.

@@ -3,6 +3,7 @@
 
 #include <mutex>
 #include <sstream>
+#include <string>
 
 #include "fused_kernels.cuh"
 #include "fused_run.cuh"
@@ -63,8 +64,8 @@ const char* roles_description(WarpRoles roles) {
   switch (roles) {
     case WarpRoles::ProducerConsumer: return " threads (a chain warpgroup and an output warpgroup)";
     case WarpRoles::ColumnWarps:
-      return " threads (a TMA producer warpgroup at 24 registers, setmaxnreg; math warpgroups "
-             "in which each warp runs the whole chunk step of its 16 value columns, state "
+      return " threads (a TMA producer warpgroup that gives its registers to the math "
+             "warpgroups with setmaxnreg; math warpgroups in which each warp runs the whole chunk step of its 16 value columns, state "
              "transposed in registers; P, T diag(beta) and the exp gates from the prepare kernel)";
     default: return " threads (4 cooperative warps)";
   }
@@ -166,7 +167,8 @@ Implementable fused_config_built(const KernelConfig& c) {
     if (c.consumer_regs != 0)
       return {false, "consumer_regs: the column-warp chunk loop's register split is fixed by "
                      "its V-block (the math warpgroups take all the producer warpgroup gives "
-                     "back: 232 registers at 64 columns, 240 at 128); 0 selects it"};
+                     "back: " + std::to_string(cw_math_regs(c.block_v)) + " registers at " +
+                     std::to_string(c.block_v) + " columns); 0 selects it"};
   }
   const size_t smem = loop_smem_bytes(c);
   if (smem > kMaxSmemPerBlock) {

@@ -107,7 +107,11 @@ int64_t cta_slots(const SelectionInput& in, const Pool& pool, int block_v) {
 // At least 3/4 of the slots busy (step 2 and 3 of the rule).
 bool fills(int64_t ctas, int64_t slots) { return 4 * ctas >= 3 * slots; }
 
-bool all_column_warps(const Pool& pool);
+bool all_column_warps(const Pool& pool) {
+  for (const Variant* v : pool)
+    if (v->config().roles != WarpRoles::ColumnWarps) return false;
+  return true;
+}
 
 int choose_block_v(const SelectionInput& in, const Pool& pool) {
   const std::set<int> block_vs = values_of(pool, &KernelConfig::block_v);
@@ -116,12 +120,6 @@ int choose_block_v(const SelectionInput& in, const Pool& pool) {
   for (auto it = block_vs.rbegin(); it != block_vs.rend(); ++it)
     if (fills(ctas_without_cp(in, *it), cta_slots(in, pool, *it))) return *it;
   return *block_vs.begin();
-}
-
-bool all_column_warps(const Pool& pool) {
-  for (const Variant* v : pool)
-    if (v->config().roles != WarpRoles::ColumnWarps) return false;
-  return true;
 }
 
 // The column-warp loop's step 3 (see the rule's comment). segments: the pool's values.
