@@ -17,7 +17,7 @@ __global__ void __launch_bounds__(kScanThreads) scan_chunk_counts(SeqBounds seqs
 }
 
 __global__ void fill_chunk_table(SeqBounds seqs, int64_t num_seqs, const int64_t* chunk_first,
-                                 int64_t table_size, ChunkInfo* table) {
+                                 int64_t table_size, ChunkInfo* table, int* ready) {
   wait_for_prior_grids();
   const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= table_size) return;
@@ -31,6 +31,7 @@ __global__ void fill_chunk_table(SeqBounds seqs, int64_t num_seqs, const int64_t
     info.len = static_cast<int32_t>(end - begin < kC ? end - begin : kC);
   }
   table[c] = info;
+  if (ready) ready[c] = 0;
 }
 
 }  // namespace
@@ -41,7 +42,7 @@ int64_t max_chunks(const gdn_problem& p) {
 }
 
 cudaError_t build_chunk_table(const gdn_problem& p, const Dims& d, int64_t* chunk_first,
-                              ChunkInfo* table, cudaStream_t stream) {
+                              ChunkInfo* table, cudaStream_t stream, int* ready) {
   const SeqBounds seqs{p.cu_seqlens, p.cu_seqlens_dtype == GDN_INT64, p.T};
   cudaError_t err = launch_after_prior(scan_chunk_counts, 1, kScanThreads, 0, stream, seqs,
                                        d.num_seqs, chunk_first);
@@ -50,7 +51,7 @@ cudaError_t build_chunk_table(const gdn_problem& p, const Dims& d, int64_t* chun
     const int64_t blocks = (d.max_chunks + threads - 1) / threads;
     err = launch_after_prior(fill_chunk_table, static_cast<unsigned>(blocks), threads, 0, stream,
                              seqs, d.num_seqs, static_cast<const int64_t*>(chunk_first),
-                             d.max_chunks, table);
+                             d.max_chunks, table, ready);
   }
   return err;
 }

@@ -79,15 +79,22 @@ __device__ __forceinline__ void issue_q_load(const FusedParams& p, const FusedCw
 }
 
 // The producer thread's loop: chunk n of this CTA into ring stage n % 2 once the math warps
-// have released that stage's previous chunk (n - 2), and its q once they are done with chunk
-// n - 1's q. Stage loads run a chunk ahead; q (one buffer) lands during chunk n - 1's tail.
+// have released that stage's previous chunk (n - 2) and (launched beside the prepare kernel)
+// the chunk's prepared tiles are all written, and its q once they are done with chunk n - 1's
+// q. Stage loads run a chunk ahead; q (one buffer) lands during chunk n - 1's tail.
 template <int BV, bool kTransition>
 __device__ __forceinline__ void produce_chunks(const FusedParams& p, const FusedCwSmem<BV>& sm,
                                                int64_t c_begin, int64_t c_end, int h, int v0,
                                                bool with_v) {
-  for (int64_t c = c_begin; c < c_end; ++c) {
-    const int64_t n = c - c_begin;
-    const int b = static_cast<int>(n % 2);
+  // 32-bit chunk indices (they stay below 2^31: launch_prepare's bound on max_chunks x Hv), so
+  // that the loop fits the producer's 24 registers without spilling.
+  const int first = static_cast<int>(c_begin), count = static_cast<int>(c_end - c_begin);
+  for (int n = 0; n < count; ++n) {
+    const int c = first + n;
+    const int b = n % 2;
+    // The chunk's T, P, e, f written (checked before the stage's release: the poll's L2 round
+    // trip then overlaps the math warps' use of the stage instead of delaying its refill).
+    if (p.ready) wait_until_at_least(p.ready + c, p.d.Hv);
     // The k-th release of stage b ends chunk b + 2 k: chunk n - 2's is release n / 2 - 1.
     if (n >= 2) mbarrier_wait_parity(sm.empty(b), static_cast<uint32_t>((n / 2 - 1) % 2));
     issue_chunk_loads<BV, kTransition>(p, sm, c, b, h, v0, with_v);
@@ -191,7 +198,10 @@ __device__ __forceinline__ void pack_a(uint32_t (&a)[4], const float (&C)[N][4],
 template <int BV, class Elem, bool kTransition>
 __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
     chunk_loop_cw_kernel(const __grid_constant__ FusedParams p) {
-  wait_for_prior_grids();  // launched as a programmatic dependent of the previous kernel
+  // Launched as a programmatic dependent of the previous kernel. Beside the prepare kernel
+  // (p.ready), only its per-chunk counts order the reads; the grids before it completed before
+  // it let this grid launch, and the wait moves to the exits.
+  if (!p.ready) wait_for_prior_grids();
   using Ops = ElemOps<Elem>;
   constexpr int kMathThreads = cw_math_threads(BV);
   constexpr int kMathWarps = kMathThreads / 32;
@@ -204,7 +214,12 @@ __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
   const int h = static_cast<int>((blockIdx.x / kVBlocks) % p.d.Hv);
   const int64_t item = blockIdx.x / kVBlocks / p.d.Hv;
   const Segment seg = segment_of(p, item);
-  if (!(seg.flags & Segment::kUsed) || (kTransition && (seg.flags & Segment::kLast))) return;
+  if (!(seg.flags & Segment::kUsed) || (kTransition && (seg.flags & Segment::kLast))) {
+    // Beside the prepare kernel, CTA 0 waits for it before it exits, so that this grid
+    // completes after it (see the end); the other idle CTAs leave their SM at once.
+    if (blockIdx.x == 0) wait_for_prior_grids();
+    return;
+  }
   const Dims& d = p.d;
   const int col0 = static_cast<int>(blockIdx.x % kVBlocks) * BV;  // in the [M | N] state in pass 1
   const bool m_part = kTransition && col0 < kV;
@@ -399,6 +414,9 @@ __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
     for_each_state_t_element(S, vw, g, t, [&](const float& x, int row, int c) {
       p.ht[staged::state_index(d, seg.seq, h, row, v0 + c)] = x;
     });
+  // Beside the prepare kernel: this grid completes only after it has (what follows in the
+  // stream waits for this grid alone). Otherwise the wait at the top has returned: a no-op.
+  wait_for_prior_grids();
 }
 
 template <int BV, class Elem, bool kTransition>

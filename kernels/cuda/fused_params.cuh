@@ -78,6 +78,11 @@ struct FusedParams {
                             // swizzled tiles for the column-warp configs: swizzled16)
   const uint16_t* scores16;  // [chunk, Hv, 64, 64] Gam o causal o Q K^T (column-warp loop)
   const float* gate_ef;      // [chunk, Hv, 2, 64] exp(gamma), exp(gamma_last - gamma) (same)
+  // Column-warp loop launched beside the prepare kernel (its programmatic dependent, before it
+  // completes): the producer waits for ready[chunk] == Hv before loading a chunk's prepared
+  // tiles, and the kernel waits for the prior grids only before it exits (so that its
+  // completion still implies theirs). nullptr: launched after the prior grids completed.
+  const int* ready;
   const Segment* segs;  // nullptr: one segment per sequence (no CP)
   const float* starts;  // CP: corrected start states
   float* transfer;      // CP pass 1 output

@@ -1,8 +1,11 @@
 // Workspace carving and the launch sequence of the fused forward (see fused_run.cuh).
+#include <cstddef>
+
 #include "chunk_table.cuh"
 #include "fused_kernels.cuh"
 #include "fused_run.cuh"
 #include "fused_tensor_maps.cuh"
+#include "prepare_overlap.hpp"
 #include "staged_kernels.cuh"
 #include "staged_run.cuh"
 
@@ -17,6 +20,7 @@ struct FusedWorkspace {
   // ColumnWarps only
   uint16_t* scores16 = nullptr;
   float* gate_ef = nullptr;
+  int* ready = nullptr;
   // CP only
   int64_t max_segs = 0;
   int64_t* seg_first = nullptr;
@@ -38,6 +42,7 @@ FusedWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConf
   if (config.roles == WarpRoles::ColumnWarps) {
     w.scores16 = c.take<uint16_t>(d.max_chunks * d.Hv * kC * kC);
     w.gate_ef = c.take<float>(d.max_chunks * d.Hv * 2 * kC);
+    w.ready = c.take<int>(d.max_chunks);
   }
   if (cp > 0) {
     w.max_segs = max_segments(d, cp);
@@ -110,6 +115,29 @@ size_t fwd_workspace_bytes(const gdn_problem& p, const KernelConfig& c) {
   return carver.used;
 }
 
+// The prepare kernel's item order beside the loop (ChunkWorkspace::order_bounds): the loop's
+// units are the CP segments (cp chunks at most), else the sequences. Sequences are only
+// ordered up to kMaxOrderedSeqs (each prepare CTA scans them once for the longest); past
+// that, chunk by chunk.
+constexpr int64_t kMaxOrderedSeqs = 4096;
+static_assert(sizeof(Segment) == 3 * sizeof(int64_t) && offsetof(Segment, chunk_begin) == 0 &&
+                  offsetof(Segment, chunk_end) == sizeof(int64_t),
+              "order_bounds reads a segment's chunk range as int64 pairs, three int64 apart");
+
+void set_prepare_order(staged::ChunkWorkspace& ws, const Dims& d, int cp, const FusedWorkspace& w) {
+  if (cp > 0) {
+    ws.order_bounds = reinterpret_cast<const int64_t*>(w.segs);
+    ws.order_stride = 3;
+    ws.order_units = w.max_segs;
+    ws.order_unit_chunks = cp;
+  } else if (d.num_seqs <= kMaxOrderedSeqs) {
+    ws.order_bounds = w.chunk_first;
+    ws.order_stride = 1;
+    ws.order_units = d.num_seqs;
+    ws.order_unit_chunks = 0;  // found on the device
+  }
+}
+
 gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const KernelConfig& c,
                        gdn_stream_t stream) {
   const size_t need = fwd_workspace_bytes(p, c);
@@ -120,7 +148,16 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   staged::WorkspaceCarver carver{static_cast<char*>(a.workspace)};
   const FusedWorkspace w = carve(carver, d, c);
 
-  cudaError_t err = staged::build_chunk_table(p, d, w.chunk_first, w.table, s);
+  // The first chunk loop launches beside the prepare kernel (FusedParams::ready) or after it.
+  const bool overlap = overlaps_prepare(c, d.num_seqs, d.max_chunks, d.Hv,
+                                        staged::device_sm_count(), prepare_overlap_setting());
+  int* const ready = overlap ? w.ready : nullptr;
+  cudaError_t err = staged::build_chunk_table(p, d, w.chunk_first, w.table, s, ready);
+  // The segment table depends only on the chunk table: built before the prepare kernel, so
+  // that CP pass 1 can follow the prepare kernel directly (and launch beside it).
+  if (err == cudaSuccess && c.cp_segment_chunks > 0)
+    err = build_segment_table(d, c.cp_segment_chunks, w.chunk_first, w.seg_first, w.segs,
+                              w.max_segs, s);
   if (err == cudaSuccess && d.max_chunks > 0) {
     staged::FwdParams prep{};
     prep.d = d;
@@ -137,6 +174,8 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     prep.ws.gate_ef = w.gate_ef;
     // The column-warp loop bulk-copies T and P straight into wgmma operand tiles.
     prep.ws.swizzled16 = c.roles == WarpRoles::ColumnWarps;
+    prep.ws.ready = ready;
+    if (ready) set_prepare_order(prep.ws, d, c.cp_segment_chunks, w);
     err = staged::launch_prepare(prep, s);
   }
   FusedParams fp{};
@@ -156,6 +195,7 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   fp.gate_ef = w.gate_ef;
   fp.stages = c.stages;
   fp.mode = Mode::Output;
+  fp.ready = ready;  // the first loop launch only: the next ones follow completed grids
   if (err == cudaSuccess && c.roles == WarpRoles::ColumnWarps && d.Ttot > 0) {
     err = encode_token_tile_map(&fp.tmap_q, a.q, d.Hk, d.Ttot, d.in_bf16);
     if (err == cudaSuccess) err = encode_token_tile_map(&fp.tmap_k, a.k, d.Hk, d.Ttot, d.in_bf16);
@@ -165,9 +205,6 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     if (err == cudaSuccess) err = launch_loop(fp, c, d.num_seqs, kV, s);
     return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
   }
-  if (err == cudaSuccess)
-    err = build_segment_table(d, c.cp_segment_chunks, w.chunk_first, w.seg_first, w.segs,
-                              w.max_segs, s);
   fp.segs = w.segs;
   fp.transfer = w.transfer;
   fp.starts = w.starts;
@@ -175,6 +212,7 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   if (err == cudaSuccess) err = launch_loop(fp, c, w.max_segs, 2 * kV, s);
   if (err == cudaSuccess) err = launch_cp_fixup(d, a.h0, w.seg_first, w.transfer, w.starts, s);
   fp.mode = Mode::Output;
+  fp.ready = nullptr;  // after the fix-up, which completed after pass 1 and so the prepare kernel
   if (err == cudaSuccess) err = launch_loop(fp, c, w.max_segs, kV, s);
   return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
 }

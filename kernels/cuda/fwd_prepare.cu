@@ -259,25 +259,22 @@ size_t prepare_smem_bytes() {
   return c.used;
 }
 
-// 1-D grid of max_chunks * Hv / heads CTAs, heads (1 .. kMaxHeads) a divisor of d.group: CTA b
-// takes chunk b / (Hv / heads) and the v-heads h0 .. h0 + heads - 1, h0 = heads (b % (Hv /
-// heads)), all of one k head (h0 / group). The heads of a chunk run together (adjacent CTAs),
-// and the (chunk, head) index of the [max_chunks, Hv, ...] outputs is b heads + j for the
-// run's head j. Elem: the 16-bit input dtype (d.in_bf16), one instance each, chosen at launch.
+// One work item: chunk `chunk` and the v-heads h0 .. h0 + heads - 1, all of one k head
+// (h0 / group); heads (1 .. kMaxHeads) divides d.group. The (chunk, head) index of the
+// [max_chunks, Hv, ...] outputs is chunk Hv + h0 + j for the run's head j. Returns with the
+// CTA synchronised (shared memory free for the next item) and, when p.ws.ready is set, the
+// chunk's count of prepared heads raised by `heads` after every output of the item is visible.
 template <class Elem>
-__global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int heads) {
-  wait_for_prior_grids();
-  const Dims& d = p.d;
-  const unsigned runs = unsigned(d.Hv) / unsigned(heads);  // CTAs per chunk
-  const int chunk = static_cast<int>(blockIdx.x / runs);
-  const int h0 = static_cast<int>(blockIdx.x - unsigned(chunk) * runs) * heads;
-  const ChunkInfo ci = p.ws.table[chunk];
-  if (ci.len == 0) return;
+__device__ void prepare_item(const FwdParams& p, int heads, int chunk, int h0) {
+  // (carved per item: the pointers are cheap to form, and not keeping them across items keeps
+  // the kernel within 64 registers)
   extern __shared__ __align__(16) char smem_raw[];
   SmemCarver carver{smem_raw};
   const PrepareSmem s = PrepareSmem::carve(carver);
+  const Dims& d = p.d;
+  const ChunkInfo ci = p.ws.table[chunk];
+  if (ci.len == 0) return;  // uniform over the CTA; no consumer waits on an empty chunk
   const int warp = threadIdx.x / 32;
-
   // k (into n's bytes) and q (when P is wanted, into x's bytes) stream in with cp.async: one
   // group each, so q's copies overlap the forming of R_kk. Rows >= len are zero, so they drop
   // out. k_head(d, h0) = h0 / group, as an unsigned division.
@@ -319,7 +316,8 @@ __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int h
     p.ws.gcum[(ci.tok_begin + r) * d.Hv + h0 + j] = s.gam[kC * j + r];
   }
   if (p.ws.gate_ef) {
-    float* ef = p.ws.gate_ef + int64_t(blockIdx.x) * heads * (2 * kC);  // [heads][2][64]
+    float* ef = p.ws.gate_ef + (int64_t(chunk) * d.Hv + h0) * (2 * kC);  // [heads][2][64]
+#pragma unroll 1  // (unrolled, its hoisted addresses would not fit the 64 registers)
     for (int e = threadIdx.x; e < 2 * kC * heads; e += kThreads) {
       const float* gm = s.gam + kC * (e / (2 * kC));
       const int r = e % kC;
@@ -337,18 +335,18 @@ __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int h
   for (int j = 0; j < heads; ++j) {
     const float* gam = s.gam + kC * j;
     const float* bet = s.bet + kC * j;
-    const int64_t t_off = (int64_t(blockIdx.x) * heads + j) * (kC * kC);
+    const int64_t t_off = (int64_t(chunk) * d.Hv + h0 + j) * (kC * kC);
     // N(i, j) = beta_i R_kk(i, j) for i > j (the previous head's inverse has ended
     // synchronised; its write_t reads only x, gam, bet)
     form_n(s.raw, s.n, bet);
     __syncthreads();  // N complete; the previous head's T written (x free)
-    // X = (I + N)^-1 in blocks of 16. Warps 0-3 invert the diagonal blocks while warps 4-7
-    // form P from raw.
-    if (warp < 4) {
+    // X = (I + N)^-1 in blocks of 16. Warps 0-1 invert the diagonal blocks (two each) while
+    // warps 4-7 form P from raw.
+    if (warp < 2) {
       float xc[inverse64::kBlock];
       inverse64::diagonal_block_inverse(s.n, warp, xc);
       inverse64::store_diagonal_block(s.x, warp, xc);
-    } else if (want_scores) {
+    } else if (warp >= 4 && want_scores) {
       // P(i, j) = Gam o causal o R_qk     tile 64 x 64 (16 rows per warp)
       gated_scores_rows<Elem>(s.raw, gam, p.ws.scores16 + t_off, warp - 4, swz);
     }
@@ -360,37 +358,106 @@ __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int h
     uint16_t* tb_out = p.ws.tbeta16 ? p.ws.tbeta16 + t_off : nullptr;
     write_t<Elem>(s.x, gam, bet, t_out, tb_out, swz);
   }
+  __syncthreads();  // the item's outputs all written; shared memory free for the next item
+  if (p.ws.ready && threadIdx.x == 0) {
+    __threadfence();  // cumulative: every thread's stores above (ordered by the barrier) first
+    atomicAdd(p.ws.ready + chunk, heads);
+  }
 }
+
+// The longest unit's chunk count (ChunkWorkspace::order_bounds), a block-wide maximum.
+__device__ int64_t longest_unit(const ChunkWorkspace& ws) {
+  __shared__ unsigned long long longest;
+  if (threadIdx.x == 0) longest = 0;
+  __syncthreads();
+  unsigned long long m = 0;
+  for (int64_t u = threadIdx.x; u < ws.order_units; u += kThreads) {
+    const int64_t* b = ws.order_bounds + u * ws.order_stride;
+    const int64_t len = b[1] - b[0];
+    if (len > 0 && static_cast<unsigned long long>(len) > m) m = static_cast<unsigned long long>(len);
+  }
+  atomicMax(&longest, m);
+  __syncthreads();
+  return static_cast<int64_t>(longest);
+}
+
+// Items over a 1-D grid, CTA b taking items b, b + gridDim.x, ...; an item is a chunk and a
+// run of `heads` v-heads (runs = Hv / heads runs per chunk, adjacent items). Ordinarily the
+// grid has one CTA per item, chunk by chunk. With p.ws.ready set the grid is persistent (at
+// most two CTAs per SM, leaving each SM room for a consumer CTA), lets its programmatic
+// dependent launch at once (the consumer polls the per-chunk counts instead of waiting for
+// this grid to complete), and takes the chunks in the consumer's order (order_bounds: offset
+// within the unit, then unit) unless the units are so ragged that more than half the
+// (offset, unit) slots would be empty; then chunk by chunk.
+// Elem: the 16-bit input dtype (d.in_bf16), one instance each, chosen at launch.
+template <class Elem>
+__global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int heads, unsigned runs) {
+  wait_for_prior_grids();
+  const ChunkWorkspace& ws = p.ws;
+  bool ordered = false;
+  int64_t unit_chunks = 0;
+  if (ws.ready) {
+    allow_dependents_to_launch();
+    if (ws.order_bounds) {
+      unit_chunks = ws.order_unit_chunks > 0 ? ws.order_unit_chunks : longest_unit(ws);
+      ordered = ws.order_units * unit_chunks <= 2 * ws.chunk_first[p.d.num_seqs];
+    }
+  }
+  const int64_t slots = ordered ? ws.order_units * unit_chunks : p.d.max_chunks;
+  const int64_t items = slots * runs;
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int64_t slot = item / runs;
+    const int h0 = static_cast<int>(item - slot * runs) * heads;
+    int64_t chunk = slot;
+    if (ordered) {  // slot = offset o within unit u, then unit: chunk o of unit u
+      const int64_t o = slot / ws.order_units, u = slot - o * ws.order_units;
+      const int64_t* b = ws.order_bounds + u * ws.order_stride;
+      chunk = b[0] + o;
+      if (chunk >= b[1]) continue;  // past the unit's end (uniform over the CTA)
+    }
+    prepare_item<Elem>(p, heads, static_cast<int>(chunk), h0);
+  }
+}
+
+// CTAs per SM of the persistent grid (p.ws.ready set): two of 55 KB and at most 64 registers x
+// 256 threads leave 118 KB and half the register file, one 64-column column-warp loop CTA's
+// worth, on every SM.
+constexpr int kPersistentCtasPerSm = 2;
 
 // v-heads per CTA: a divisor of the group (so the run shares one k head), at most kMaxHeads.
 // More heads per CTA share the loads and products of k and q over more heads but leave fewer
-// CTAs to fill the GPU. Model: a CTA costs about kSharedCost + heads units (the shared
+// CTAs to fill the GPU. Model: an item costs about kSharedCost + heads units (the shared
 // loads and products, then each head's inverse and outputs), and the grid takes
-// ceil(ctas / (4 CTAs x SMs)) waves; the cheapest count wins, ties to more heads.
-int heads_per_cta(const Dims& d) {
+// ceil(items / slots) rounds, slots the CTAs resident at once; the cheapest count wins, ties
+// to more heads.
+int heads_per_cta(const Dims& d, int64_t slots) {
   constexpr int64_t kSharedCost = 1;
-  int sms = 132;
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-    (void)cudaGetLastError();  // a failed query must not leak into the launch check
-    sms = 132;
-  }
-  const int64_t slots = 4 * int64_t(sms > 0 ? sms : 132);
   const int64_t pairs = d.max_chunks * int64_t(d.Hv);
   if (d.group <= 0) return 1;
   int best = 1;
   int64_t best_cost = -1;
   for (int heads = 1; heads <= kMaxHeads; ++heads) {
     if (d.group % heads != 0) continue;
-    const int64_t ctas = pairs / heads;
-    const int64_t cost = ((ctas + slots - 1) / slots) * (kSharedCost + heads);
+    const int64_t items = pairs / heads;
+    const int64_t cost = ((items + slots - 1) / slots) * (kSharedCost + heads);
     if (best_cost < 0 || cost <= best_cost) best = heads, best_cost = cost;
   }
   return best;
 }
 
 }  // namespace
+
+// The device's SM count (132 if the query fails: a failed query must not leak into the launch
+// check).
+int device_sm_count() {
+  int sms = 0, dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 132;
+  }
+  return sms > 0 ? sms : 132;
+}
 
 cudaError_t launch_prepare(const FwdParams& p, cudaStream_t stream) {
   const size_t smem = prepare_smem_bytes();
@@ -402,9 +469,13 @@ cudaError_t launch_prepare(const FwdParams& p, cudaStream_t stream) {
   // (chunk, head) indices stay below 2^31 (int in the kernel), and so does gridDim.x.
   const int64_t pairs = p.d.max_chunks * int64_t(p.d.Hv);
   if (pairs > int64_t(INT32_MAX)) return cudaErrorInvalidConfiguration;
-  const int heads = heads_per_cta(p.d);
-  return launch_after_prior(kernel, static_cast<unsigned>(pairs / heads), kThreads, smem, stream,
-                            p, heads);
+  const int64_t sms = device_sm_count();
+  const int64_t slots = (p.ws.ready ? kPersistentCtasPerSm : 4) * sms;
+  const int heads = heads_per_cta(p.d, slots);
+  const int64_t items = pairs / heads;  // chunk by chunk; at most twice as many when ordered
+  const int64_t ctas = p.ws.ready && 2 * items > slots ? slots : (p.ws.ready ? 2 * items : items);
+  return launch_after_prior(kernel, static_cast<unsigned>(ctas), kThreads, smem, stream, p,
+                            heads, static_cast<unsigned>(p.d.Hv / heads));
 }
 
 // The bf16 instance (the fp16 one has the same resources: the dtype changes only mma and cvt).

@@ -11,6 +11,8 @@ namespace gdn::staged {
 // reverse state-gradient recurrence (dstate_end, dvnew, dw, dv, dh0) -> local gradients
 // (dq_h, dk_h, dg, dbeta) -> GVA group sum (dq, dk).
 cudaError_t launch_prepare(const FwdParams& p, cudaStream_t stream);
+// The current device's SM count (132 if the query fails; the failure is cleared).
+int device_sm_count();
 cudaError_t launch_state_fwd(const FwdParams& p, int block_v, cudaStream_t stream);
 cudaError_t launch_output(const FwdParams& p, cudaStream_t stream);
 cudaError_t launch_dstate_bwd(const BwdParams& p, int block_v, cudaStream_t stream);

@@ -10,6 +10,7 @@
 //   gate_ef [max_chunks, Hv, 2, 64]  e = exp(gamma), f = exp(gamma_last - gamma) per chunk row
 //                                    (rows past a chunk's end repeat its last gamma; the
 //                                    column-warp fused loop only)
+//   ready  [max_chunks] int          prepared v-heads per chunk (fused forward, overlapped)
 //   states [max_chunks, Hv, K, V]    state at each chunk's start
 //   vnew   [Ttot, Hv, V]             V_new = T diag(beta) (V - diag(e) K S)
 // backward only:
@@ -36,6 +37,22 @@ struct ChunkWorkspace {
   // r * 64 + 8 ((c / 8) ^ (r % 8)) + c % 8): a linear bulk copy of a tile into 1024-byte
   // aligned shared memory is then a wgmma operand as it lands (column-warp loop).
   bool swizzled16 = false;
+  // [max_chunks] int, zeroed by build_chunk_table: how many v-heads of each chunk the prepare
+  // kernel has finished (it adds a run's heads once its outputs are visible). Set only when
+  // the prepare kernel's consumer launches beside it and polls these counts (the column-warp
+  // fused loop); nullptr otherwise.
+  int* ready = nullptr;
+  // With ready set, the order of the prepare kernel's items: by a chunk's offset within its
+  // unit first, then by unit, so that the consumer, which starts every unit (sequence or CP
+  // segment) at once and walks it chunk by chunk, finds its chunks prepared in the order it
+  // needs them. Unit u spans chunks [order_bounds[u order_stride], order_bounds[u order_stride
+  // + 1]) (chunk_first, stride 1; or the CP segment table, stride 3 int64 per Segment; unused
+  // units are empty); order_unit_chunks is the longest unit's chunk count, 0 to find it on the
+  // device. nullptr: chunk by chunk.
+  const int64_t* order_bounds = nullptr;
+  int order_stride = 0;
+  int64_t order_units = 0;
+  int order_unit_chunks = 0;
   float* states = nullptr;
   float* vnew = nullptr;
 };

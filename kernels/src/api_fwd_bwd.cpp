@@ -48,6 +48,7 @@ gdn_status run_pass(Pass pass, const gdn_problem* p, const Args* a, gdn_stream_t
   ProblemFacts facts;
   if (gdn_status s = validate_problem(p, where, &facts); s != GDN_OK) return s;
   if (gdn_status s = validate_args(*p, a, facts, where); s != GDN_OK) return s;
+  if (gdn_status s = validate_environment(where); s != GDN_OK) return s;
   if (gdn_status s = require_device(where); s != GDN_OK) return s;
   if (facts.num_seqs == 0) return GDN_OK;  // no sequence: no output element exists
 

@@ -2,6 +2,7 @@
 // and what gdn_fwd / gdn_bwd / the queries answer on a machine without a usable device.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <thread>
@@ -81,6 +82,27 @@ TEST(EntryPoints, ValidateBeforeAnythingElse) {
   p = valid_batched_problem();
   EXPECT_TRUE(fails_with(gdn_fwd(&p, nullptr, nullptr), GDN_ERROR_INVALID_ARGUMENT,
                          {"gdn_fwd", "a:", "NULL"}));
+}
+
+// GDN_PREPARE_OVERLAP takes unset, empty, 0 or 1; anything else is rejected before the
+// device is looked at, naming the variable, its values and the value given.
+TEST(EntryPoints, RejectAnInvalidPrepareOverlapSetting) {
+  const char* saved = std::getenv("GDN_PREPARE_OVERLAP");
+  const std::string restore = saved ? saved : "";
+  const gdn_problem p = valid_batched_problem();
+  const gdn_fwd_args fwd = valid_fwd_args();
+  const gdn_bwd_args bwd = valid_bwd_args();
+  for (const char* bad : {"2", "on", "00", " 1"}) {
+    ASSERT_EQ(setenv("GDN_PREPARE_OVERLAP", bad, 1), 0);
+    EXPECT_TRUE(fails_with(gdn_fwd(&p, &fwd, nullptr), GDN_ERROR_INVALID_ARGUMENT,
+                           {"gdn_fwd", "GDN_PREPARE_OVERLAP", "0 (never", std::string("\"") + bad + "\""}));
+    EXPECT_TRUE(fails_with(gdn_bwd(&p, &bwd, nullptr), GDN_ERROR_INVALID_ARGUMENT,
+                           {"gdn_bwd", "GDN_PREPARE_OVERLAP"}));
+  }
+  if (saved)
+    setenv("GDN_PREPARE_OVERLAP", restore.c_str(), 1);
+  else
+    unsetenv("GDN_PREPARE_OVERLAP");
 }
 
 TEST(EntryPoints, WorkspaceSizeOfAnInvalidProblemIsZeroWithAMessage) {

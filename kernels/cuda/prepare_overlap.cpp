@@ -1,0 +1,38 @@
+// The prepare-overlap rule and its environment override (prepare_overlap.hpp).
+#include "prepare_overlap.hpp"
+
+#include <cstdlib>
+
+namespace gdn::fused {
+
+std::optional<PrepareOverlap> parse_prepare_overlap(const char* value) {
+  if (value == nullptr || value[0] == '\0') return PrepareOverlap::Rule;
+  const std::string_view v{value};
+  if (v == "0") return PrepareOverlap::Off;
+  if (v == "1") return PrepareOverlap::On;
+  return std::nullopt;
+}
+
+PrepareOverlap prepare_overlap_setting() {
+  return parse_prepare_overlap(std::getenv(kPrepareOverlapEnv)).value_or(PrepareOverlap::Rule);
+}
+
+int64_t first_loop_ctas(const KernelConfig& c, int64_t num_seqs, int64_t max_chunks, int64_t hv) {
+  if (c.block_v <= 0) return 0;
+  if (c.cp_segment_chunks <= 0) return num_seqs * hv * (128 / c.block_v);
+  const int64_t cp = c.cp_segment_chunks;
+  const int64_t segments = (max_chunks + cp - 1) / cp;
+  const int64_t non_last = segments > num_seqs ? segments - num_seqs : 0;
+  return non_last * hv * (2 * 128 / c.block_v);
+}
+
+bool overlaps_prepare(const KernelConfig& c, int64_t num_seqs, int64_t max_chunks, int64_t hv,
+                      int sms, PrepareOverlap setting) {
+  const bool can = c.family == Family::Fused && c.roles == WarpRoles::ColumnWarps && c.block_v == 64;
+  if (!can || setting == PrepareOverlap::Off) return false;
+  if (setting == PrepareOverlap::On) return true;
+  const int64_t ctas = first_loop_ctas(c, num_seqs, max_chunks, hv);
+  return ctas > 0 && ctas <= sms;
+}
+
+}  // namespace gdn::fused

@@ -1,0 +1,39 @@
+// Whether the fused forward's first chunk loop launches beside the prepare kernel (its
+// programmatic dependent, polling per-chunk ready counts while a persistent prepare grid of
+// two CTAs per SM fills the rest of each SM; fused_run.cu) or after it has completed.
+// Host-only and pure, so the rule is tested without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "gdn/variant_config.hpp"
+
+namespace gdn::fused {
+
+// GDN_PREPARE_OVERLAP, a benchmarking and debugging override of the rule: unset or empty:
+// the rule; "0": never; "1": wherever the loop can (the 64-column column-warp loop).
+enum class PrepareOverlap { Rule, Off, On };
+inline constexpr const char* kPrepareOverlapEnv = "GDN_PREPARE_OVERLAP";
+
+// The setting a value of the variable names (nullptr: unset); nullopt for any other value.
+std::optional<PrepareOverlap> parse_prepare_overlap(const char* value);
+
+// The variable's setting now; an invalid value reads as the rule (gdn_fwd rejects it first).
+PrepareOverlap prepare_overlap_setting();
+
+// CTAs of the first chunk-loop launch after the prepare kernel: the Output pass without CP
+// (num_seqs x Hv x 128 / block_v), CP pass 1 with it (its working CTAs, estimated from the
+// chunk count: every segment but each sequence's last, over the [M | N] columns).
+int64_t first_loop_ctas(const KernelConfig& c, int64_t num_seqs, int64_t max_chunks, int64_t hv);
+
+// The loop's CTA fits on an SM beside two prepare CTAs only at 64 columns (the 128-column one
+// takes the whole register file). The rule: overlap when the first loop launch has at most one
+// CTA per SM (measured, session 7: then the loop alone leaves most of the GPU to the
+// prepare; with more, the loop's CTAs past one per SM wait for the prepare grid to finish, and
+// the prepare runs at half its occupancy).
+bool overlaps_prepare(const KernelConfig& c, int64_t num_seqs, int64_t max_chunks, int64_t hv,
+                      int sms, PrepareOverlap setting);
+
+}  // namespace gdn::fused

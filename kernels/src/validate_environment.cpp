@@ -1,0 +1,21 @@
+// validate_environment: the library's environment variables, checked before a launch.
+#include <cstdlib>
+
+#include "prepare_overlap.hpp"
+#include "status.hpp"
+#include "validation.hpp"
+
+namespace gdn::detail {
+
+gdn_status validate_environment(std::string_view where) {
+  const char* overlap = std::getenv(fused::kPrepareOverlapEnv);
+  if (!fused::parse_prepare_overlap(overlap))
+    return reject(GDN_ERROR_INVALID_ARGUMENT, where,
+                  cat("environment variable ", fused::kPrepareOverlapEnv),
+                  "unset, empty, 0 (never overlap the prepare kernel) or 1 (overlap wherever "
+                  "the kernel can)",
+                  cat('"', overlap, '"'));
+  return GDN_OK;
+}
+
+}  // namespace gdn::detail
