@@ -1,11 +1,13 @@
-// The default rule replayed over real H200 measurements: the session-6 anchor sweep of every
+// The default rule replayed over real H200 measurements: the session-7 anchor sweep of every
 // column-warp variant on the 171 forward anchor rows
-// (bench/results/h200_2026-11-30_s6/anchors_sweep_h200.sqlite, read-only; build 0d25c43). Per row the rule
-// picks among those variants, each with the resources the H200 build had (two 64-column CTAs
-// or one 128-column CTA per SM), and its measured p50 is compared with the fastest variant's.
-// The bars are what the rule achieved when it was fitted (2.2 % geometric-mean gap, worst row
-// 1.23x) with a little slack: a change to the rule that loses speed on real data fails here
-// (the session-5 rule scores 3.4 %, worst 1.30x, on this sweep).
+// (bench/results/h200_2026-11-30_s7/anchors_sweep_h200.sqlite, read-only; build 8c4f432, the
+// prepare kernel beside the loop where its rule says so). Per row the rule picks among those
+// variants, each with the resources the H200 build had (two 64-column CTAs or one 128-column
+// CTA per SM), and its measured p50 is compared with the fastest variant's. The rule was
+// fitted to the session-6 sweep (2.2 % geometric-mean gap, worst row 1.23x there); on this
+// sweep it scores 2.6 %, worst 1.29x, and none of its nearby thresholds does better (CP only
+// below a quarter of the SMs busy: 3.1 %; 128-chunk minimum: 3.5 %). The bars keep a little
+// slack: a change to the rule that loses speed on real data fails here.
 #include <gtest/gtest.h>
 
 #include <cmath>
