@@ -21,6 +21,7 @@
 #include "staged_kernels.cuh"
 #include "grid_dependency.cuh"
 #include "launch_smem.cuh"
+#include "prepare_order.cuh"
 
 namespace gdn::staged {
 namespace {
@@ -400,7 +401,7 @@ __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int h
     allow_dependents_to_launch();
     if (ws.order_bounds) {
       unit_chunks = ws.order_unit_chunks > 0 ? ws.order_unit_chunks : longest_unit(ws);
-      ordered = ws.order_units * unit_chunks <= 2 * ws.chunk_first[p.d.num_seqs];
+      ordered = order_by_unit(ws.order_units, unit_chunks, ws.chunk_first[p.d.num_seqs]);
     }
   }
   const int64_t slots = ordered ? ws.order_units * unit_chunks : p.d.max_chunks;
@@ -409,12 +410,8 @@ __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int h
     const int64_t slot = item / runs;
     const int h0 = static_cast<int>(item - slot * runs) * heads;
     int64_t chunk = slot;
-    if (ordered) {  // slot = offset o within unit u, then unit: chunk o of unit u
-      const int64_t o = slot / ws.order_units, u = slot - o * ws.order_units;
-      const int64_t* b = ws.order_bounds + u * ws.order_stride;
-      chunk = b[0] + o;
-      if (chunk >= b[1]) continue;  // past the unit's end (uniform over the CTA)
-    }
+    if (ordered && !chunk_of_slot(slot, ws.order_bounds, ws.order_stride, ws.order_units, chunk))
+      continue;  // past its unit's end (uniform over the CTA)
     prepare_item<Elem>(p, heads, static_cast<int>(chunk), h0);
   }
 }
