@@ -149,8 +149,9 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   const FusedWorkspace w = carve(carver, d, c);
 
   // The first chunk loop launches beside the prepare kernel (FusedParams::ready) or after it.
-  const bool overlap = overlaps_prepare(c, d.num_seqs, d.max_chunks, d.Hv,
-                                        staged::device_sm_count(), prepare_overlap_setting());
+  const int sms = staged::device_sm_count();  // once per call: the rule and the prepare grid
+  const bool overlap =
+      overlaps_prepare(c, d.num_seqs, d.max_chunks, d.Hv, sms, prepare_overlap_setting());
   int* const ready = overlap ? w.ready : nullptr;
   cudaError_t err = staged::build_chunk_table(p, d, w.chunk_first, w.table, s, ready);
   // The segment table depends only on the chunk table: built before the prepare kernel, so
@@ -176,7 +177,7 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     prep.ws.swizzled16 = c.roles == WarpRoles::ColumnWarps;
     prep.ws.ready = ready;
     if (ready) set_prepare_order(prep.ws, d, c.cp_segment_chunks, w);
-    err = staged::launch_prepare(prep, s);
+    err = staged::launch_prepare(prep, sms, s);
   }
   FusedParams fp{};
   fp.d = d;

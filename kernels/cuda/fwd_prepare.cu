@@ -456,7 +456,7 @@ int device_sm_count() {
   return sms > 0 ? sms : 132;
 }
 
-cudaError_t launch_prepare(const FwdParams& p, cudaStream_t stream) {
+cudaError_t launch_prepare(const FwdParams& p, int sms, cudaStream_t stream) {
   const size_t smem = prepare_smem_bytes();
   const auto kernel = p.d.in_bf16 ? prepare_kernel<__nv_bfloat16> : prepare_kernel<__half>;
   // 55 KB per CTA: the full shared carveout keeps four CTAs (32 warps) on an SM.
@@ -466,8 +466,7 @@ cudaError_t launch_prepare(const FwdParams& p, cudaStream_t stream) {
   // (chunk, head) indices stay below 2^31 (int in the kernel), and so does gridDim.x.
   const int64_t pairs = p.d.max_chunks * int64_t(p.d.Hv);
   if (pairs > int64_t(INT32_MAX)) return cudaErrorInvalidConfiguration;
-  const int64_t sms = device_sm_count();
-  const int64_t slots = (p.ws.ready ? kPersistentCtasPerSm : 4) * sms;
+  const int64_t slots = (p.ws.ready ? kPersistentCtasPerSm : 4) * int64_t{sms > 0 ? sms : 132};
   const int heads = heads_per_cta(p.d, slots);
   const int64_t items = pairs / heads;  // chunk by chunk; at most twice as many when ordered
   const int64_t ctas = p.ws.ready && 2 * items > slots ? slots : (p.ws.ready ? 2 * items : items);

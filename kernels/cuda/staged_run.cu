@@ -60,7 +60,7 @@ cudaError_t run_recurrence(const gdn_problem& p, const FwdParams& f, int block_v
   cudaError_t err = cudaSuccess;
   if (f.d.num_seqs == 0) return err;
   err = build_chunk_table(p, f.d, f.ws.chunk_first, f.ws.table, s);
-  if (err == cudaSuccess && f.d.max_chunks > 0) err = launch_prepare(f, s);
+  if (err == cudaSuccess && f.d.max_chunks > 0) err = launch_prepare(f, device_sm_count(), s);
   if (err == cudaSuccess) err = launch_state_fwd(f, block_v, s);
   return err;
 }
