@@ -78,14 +78,15 @@ namespace inverse64 {
 
 constexpr int kBlock = 16;
 
-// x = hi + lo, both tf32 (19 significant bits) rounded to nearest on the bits: adding half a
-// tf32 ulp (0x1000) carries into the kept bits exactly when the dropped ones are >= half. hi
-// is masked (x - hi is then exact in fp32, |lo| <= 2^-11 |x|); lo keeps its low 13 bits, which
-// the tensor cores ignore (ptxas' own cvt.rna.tf32 feeds mma the same way). Two integer
-// operations per part instead of cvt.rna's four (its inf/NaN guard: x is finite here).
+// x = hi + lo exactly: hi is x with its low 13 bits cleared (a tf32 value, truncated), lo =
+// x - hi (exact in fp32, |lo| < 2^-10 |x|, same sign). The tensor cores read lo's top 19 bits
+// only (they ignore the low 13), so lo loses under 2^-10 of itself: x is carried to about
+// 2^-20 relative, and the 3xTF32 product (lo hi + hi lo + hi hi, lo lo dropped) to the same
+// order. One integer and one float operation per value; rounding both parts to nearest
+// (2^-21) took four, and the splits were most of the off-diagonal inverse's instructions.
 __device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo) {
-  hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-  lo = __float_as_uint(x - __uint_as_float(hi)) + 0x1000u;
+  hi = __float_as_uint(x) & 0xffffe000u;
+  lo = __float_as_uint(x - __uint_as_float(hi));
 }
 
 // c += a b, m16n8k8, tf32 inputs, fp32 accumulators. Fragments (g = lane / 4, t = lane % 4):
@@ -143,6 +144,20 @@ __device__ __forceinline__ void store_c(float* dst, int ld, const float (&acc)[4
       make_float2(scale * acc[2], scale * acc[3]);
 }
 
+// Writes diag(row_scale) acc (a 16 x 8 C fragment; row_scale[r] scales row r of the block)
+// to the block at dst (row stride ld, even).
+__device__ __forceinline__ void store_c_rows(float* dst, int ld, const float (&acc)[4],
+                                             const float* row_scale) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const float s0 = row_scale[g], s8 = row_scale[g + 8];
+  *reinterpret_cast<float2*>(dst + g * ld + 2 * t) = make_float2(s0 * acc[0], s0 * acc[1]);
+  *reinterpret_cast<float2*>(dst + (g + 8) * ld + 2 * t) = make_float2(s8 * acc[2], s8 * acc[3]);
+}
+
+// The inverse below is of I + N with N = StrictLower(diag(beta) R), R = K K^T: it reads R's
+// strictly lower part (rkk, never above the diagonal) and applies beta to the rows of the
+// products, so N is never formed: every block of N it reads lies wholly below the diagonal.
+
 // Two diagonal blocks per warp: lanes 0-15 block 2 pair, lanes 16-31 block 2 pair + 1 (the
 // two half-warps' rows lie 16 columns, so 16 banks, apart: no conflicts).
 __device__ __forceinline__ int diagonal_block_base(int pair) {
@@ -150,24 +165,26 @@ __device__ __forceinline__ int diagonal_block_base(int pair) {
 }
 
 // Column lane % 16 of X_bb = (I + N_bb)^-1 for the lane's diagonal block b (see
-// diagonal_block_base), by forward substitution into registers. Row r of N_bb is read four
-// floats at a time (36 vector loads per lane instead of 120 scalar ones), and the sum runs over
-// k = 0 .. r - 1 in order, as before. Terms with k < c multiply zeros of X, so the sum equals
-// the scalar one from k = c.
-__device__ __forceinline__ void diagonal_block_inverse(SmemMat n, int pair, float (&xc)[kBlock]) {
+// diagonal_block_base), by forward substitution into registers:
+//   x_r = -beta_r sum_{k < r} R(r, k) x_k.
+// Row r of R_bb is read four floats at a time (36 vector loads per lane instead of 120 scalar
+// ones), the sum runs over k = 0 .. r - 1 in order. Terms with k < c multiply zeros of X, so
+// the sum equals the scalar one from k = c.
+__device__ __forceinline__ void diagonal_block_inverse(SmemMat rkk, const float* beta, int pair,
+                                                       float (&xc)[kBlock]) {
   const int c = threadIdx.x % kBlock, base = diagonal_block_base(pair);
 #pragma unroll
   for (int r = 0; r < kBlock; ++r) {
     float s = 0.f;
 #pragma unroll
     for (int k4 = 0; k4 < r; k4 += 4) {
-      const float4 v = *reinterpret_cast<const float4*>(&n(base + r, base + k4));
+      const float4 v = *reinterpret_cast<const float4*>(&rkk(base + r, base + k4));
       const float nv[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
       for (int i = 0; i < 4; ++i)
         if (k4 + i < r) s = fmaf(nv[i], xc[k4 + i], s);
     }
-    xc[r] = r < c ? 0.f : (r == c ? 1.f : -s);
+    xc[r] = r < c ? 0.f : (r == c ? 1.f : -beta[base + r] * s);
   }
 }
 
@@ -183,42 +200,44 @@ __device__ __forceinline__ void store_diagonal_block(SmemMat x, int pair, const 
 // tiles, one tile per warp. k-steps (of 8) that only meet zeros of a triangular X are skipped:
 // X(k, c) = 0 for k < c, so a product by X's columns 8 nt .. 8 nt + 7 starts at k-step nt.
 //   1. warps 0-3: X_10, X_32 (block 2b + 1, 2b for b = warp / 2; columns 8 (warp % 2) ..):
-//        S = N_ij X_jj (16 x 8, depth 16, in the warp's scratch), X_ij = -X_ii S (depth 16)
-//      warps 4-7: M[:, 16:32] = N_BA[:, 16:32] X_11 (row block (warp - 4) / 2, n-tile
-//        2 + warp % 2 of M)
+//        S = N_ij X_jj = diag(beta_i) (R_ij X_jj) (16 x 8, depth 16, in the warp's scratch),
+//        X_ij = -X_ii S (depth 16)
+//      warps 4-7: M[:, 16:32] = N_BA[:, 16:32] X_11 = diag(beta_B) (R_BA[:, 16:32] X_11) (row
+//        block (warp - 4) / 2, n-tile 2 + warp % 2 of M)
 //   2. warps 0-3: M[:, 0:16] = N_BA X_AA[:, 0:16] (row block warp / 2, n-tile warp % 2; X_10
-//      from phase 1)
+//      from phase 1; beta applied the same way)
 //   3. all 8: L = -X_BB M (row block warp / 4 of L, n-tile warp % 4; X_BB's row block rb
 //      has columns < 16 (rb + 1), k-steps 0 .. 2 rb + 1)
 // Needs X's diagonal blocks written and every thread of a block of exactly 8 warps; ends
 // synchronised. Scratch placement: M (32 x 32) at m with row stride ldm; warp w < 4's S
 // (16 x 8) at s0 + w s_step with row stride lds (strides multiples of 2, 8-byte aligned rows);
-// neither may overlap what the phases read or write of n and x.
-__device__ inline void invert_off_diagonal_blocks(SmemMat n, SmemMat x, float* m, int ldm,
-                                                  float* s0, int s_step, int lds) {
+// neither may overlap what the phases read or write of rkk and x.
+__device__ inline void invert_off_diagonal_blocks(SmemMat rkk, const float* beta, SmemMat x,
+                                                  float* m, int ldm, float* s0, int s_step,
+                                                  int lds) {
   const int warp = threadIdx.x / 32;
   float acc[4] = {};
   if (warp < 4) {
     const int i = 2 * (warp / 2) + 1, j = i - 1, c0 = 8 * (warp % 2);
     float* s = s0 + warp * s_step;  // 16 x 8, stride lds
-    mma_3xtf32(acc, &n(kBlock * i, kBlock * j), n.ld, &x(kBlock * j, kBlock * j + c0), x.ld,
+    mma_3xtf32(acc, &rkk(kBlock * i, kBlock * j), rkk.ld, &x(kBlock * j, kBlock * j + c0), x.ld,
                warp % 2, 2);
-    store_c(s, lds, acc, 1.f);
+    store_c_rows(s, lds, acc, beta + kBlock * i);
     __syncwarp();
     float out[4] = {};
     mma_3xtf32(out, &x(kBlock * i, kBlock * i), x.ld, s, lds, 0, 2);
     store_c(&x(kBlock * i, kBlock * j + c0), x.ld, out, -1.f);
   } else {
     const int rb = (warp - 4) / 2, nt = 2 + warp % 2;
-    mma_3xtf32(acc, &n(32 + kBlock * rb, 0), n.ld, &x(0, 8 * nt), x.ld, nt, 4);
-    store_c(m + kBlock * rb * ldm + 8 * nt, ldm, acc, 1.f);
+    mma_3xtf32(acc, &rkk(32 + kBlock * rb, 0), rkk.ld, &x(0, 8 * nt), x.ld, nt, 4);
+    store_c_rows(m + kBlock * rb * ldm + 8 * nt, ldm, acc, beta + 32 + kBlock * rb);
   }
   __syncthreads();
   if (warp < 4) {
     const int rb = warp / 2, nt = warp % 2;
     float mm[4] = {};
-    mma_3xtf32(mm, &n(32 + kBlock * rb, 0), n.ld, &x(0, 8 * nt), x.ld, nt, 4);
-    store_c(m + kBlock * rb * ldm + 8 * nt, ldm, mm, 1.f);
+    mma_3xtf32(mm, &rkk(32 + kBlock * rb, 0), rkk.ld, &x(0, 8 * nt), x.ld, nt, 4);
+    store_c_rows(m + kBlock * rb * ldm + 8 * nt, ldm, mm, beta + 32 + kBlock * rb);
   }
   __syncthreads();
   {

@@ -39,13 +39,14 @@ constexpr float kLog2e = 1.4426950408889634f;  // gamma log2(e): the exponent of
 __device__ __forceinline__ float to_log2(float gamma) { return __fmul_rn(gamma, kLog2e); }
 
 // 55 KB: four CTAs (32 warps) share an SM.
-//   raw: the shared products, R_kk strictly below the diagonal at (r, c), R_qk on and below
-//        the diagonal stored transposed (R_qk(r, c) at (c, r), r >= c): disjoint halves
-//   n:   N per head; before that k (16-bit, stride kLdK16) while the products are formed
+//   raw: R_kk strictly below the diagonal at (r, c) (shared by the run's heads)
+//   n:   k (16-bit, stride kLdK16) while the products are formed; then R_qk on and below the
+//        diagonal at (r, c) (shared by the run's heads) and the inverse's scratch M (32 x 32,
+//        its upper-right quadrant, strictly above the diagonal)
 //   x:   X per head; before that q (16-bit)
 //   gam, bet: gamma (scanned in place from g) and beta of each head of the run, 64 each
-// The inverse's scratch lies in the upper-right quadrants of n (M) and x (the four S), which
-// N, X and T never touch (both lower triangular).
+// The inverse's other scratch (the four S) lies in x's upper-right quadrant, which X and T
+// never touch (both lower triangular).
 struct PrepareSmem {
   SmemMat raw, n, x;         // 64 x 64 (stride kLdMat)
   float* gam;                // kMaxHeads x 64
@@ -74,7 +75,7 @@ __device__ __forceinline__ void cp_async_rows(uint16_t* dst, const uint16_t* src
   const int cg = threadIdx.x % kGroups, r0 = threadIdx.x / kGroups;
   uint16_t* d0 = dst + r0 * kLdK16 + 8 * cg;
   const uint16_t* s0 = src + r0 * src_stride + 8 * cg;
-#pragma unroll
+#pragma unroll 2  // (fully unrolled, its eight addresses per tile do not fit the 64 registers)
   for (int i = 0; i < kC / kStep; ++i) {
     const bool valid = r0 + i * kStep < len;
     fused::cp_async_16(d0 + i * kStep * kLdK16, valid ? s0 + i * kStep * src_stride : src,
@@ -101,28 +102,34 @@ __device__ __forceinline__ void load8(float (&v)[8], const float* p) {
 // depth 128. Warp w computes the 16 x 32 tile at rows 16 (w % 4), columns 32 (w / 4) (4
 // n-tiles of 8; depth in 8 steps of 16); the two tiles wholly above the diagonal skip the
 // products and the stores. Then out(row, col, acc0, acc1) for every pair (col, col + 1) of the
-// computed tiles, acc the fp32 sums; out masks what lies above the diagonal.
-template <class Elem, class Out>
+// computed tiles, acc the fp32 sums; out chooses what to keep. kSyncBeforeStore:
+// every thread of the CTA meets a barrier between the products and the stores (the stores may
+// then overwrite the operands' bytes).
+template <class Elem, bool kSyncBeforeStore, class Out>
 __device__ void lower_abt(const uint16_t* a16, const uint16_t* b16, Out out) {
   using Ops = fused::ElemOps<Elem>;
   const fused::SmemTile16 a{const_cast<uint16_t*>(a16), kLdK16};
   const fused::SmemTile16 b{const_cast<uint16_t*>(b16), kLdK16};
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int r0 = 16 * (warp % 4), c0 = 32 * (warp / 4);
-  if (c0 >= r0 + 16) return;  // warp-uniform
+  const bool below = c0 < r0 + 16;  // warp-uniform
   float acc[4][4] = {};
+  if (below) {
 #pragma unroll
-  for (int kk = 0; kk < kK / 16; ++kk) {
-    uint32_t af[4];
-    fused::load_a(af, a, r0, 16 * kk);
+    for (int kk = 0; kk < kK / 16; ++kk) {
+      uint32_t af[4];
+      fused::load_a(af, a, r0, 16 * kk);
 #pragma unroll
-    for (int np = 0; np < 2; ++np) {
-      uint32_t bf[4];
-      fused::load_b_nk(bf, b, 16 * kk, c0 + 16 * np);
-      Ops::mma(acc[2 * np], af, bf[0], bf[1]);
-      Ops::mma(acc[2 * np + 1], af, bf[2], bf[3]);
+      for (int np = 0; np < 2; ++np) {
+        uint32_t bf[4];
+        fused::load_b_nk(bf, b, 16 * kk, c0 + 16 * np);
+        Ops::mma(acc[2 * np], af, bf[0], bf[1]);
+        Ops::mma(acc[2 * np + 1], af, bf[2], bf[3]);
+      }
     }
   }
+  if constexpr (kSyncBeforeStore) __syncthreads();
+  if (!below) return;
 #pragma unroll
   for (int nj = 0; nj < 4; ++nj)
 #pragma unroll
@@ -132,11 +139,11 @@ __device__ void lower_abt(const uint16_t* a16, const uint16_t* b16, Out out) {
     }
 }
 
-// R_kk(i, j) = k_i . k_j for i > j, at raw(i, j) (nothing on or above the diagonal: that half
-// holds R_qk). The pair (col, col + 1) is one 8-byte store where both lie below the diagonal.
+// R_kk(i, j) = k_i . k_j for i > j, at raw(i, j) (nothing on or above the diagonal). The pair
+// (col, col + 1) is one 8-byte store where both lie below the diagonal.
 template <class Elem>
 __device__ void raw_kkt(const uint16_t* k16, SmemMat raw) {
-  lower_abt<Elem>(k16, k16, [&](int row, int col, float a0, float a1) {
+  lower_abt<Elem, false>(k16, k16, [&](int row, int col, float a0, float a1) {
     if (row > col + 1)
       *reinterpret_cast<float2*>(&raw(row, col)) = make_float2(a0, a1);
     else if (row > col)
@@ -144,80 +151,32 @@ __device__ void raw_kkt(const uint16_t* k16, SmemMat raw) {
   });
 }
 
-// R_qk(i, j) = q_i . k_j for i >= j, at raw(j, i) (transposed into the upper half; lanes (g, t)
-// hit banks 8 t + g + const: no conflicts).
+// R_qk(i, j) = q_i . k_j at rqk(i, j), row-major like X, so that write_t reads both with the
+// same float4 loads. rqk is n: the products read k from n's bytes, so every thread passes a
+// barrier before the stores. Every computed tile is stored whole, its few entries above the
+// diagonal too (finite products, which write_t multiplies by a zero gate): so every 8-column
+// group that write_t reads holds finite values. The tiles wholly above the diagonal are not
+// computed, and n's upper-right quadrant (rows 0-31, columns 32-63: the inverse's scratch M)
+// lies in them.
 template <class Elem>
-__device__ void raw_qkt(const uint16_t* q16, const uint16_t* k16, SmemMat raw) {
-  lower_abt<Elem>(q16, k16, [&](int row, int col, float a0, float a1) {
-    if (row >= col) raw(col, row) = a0;
-    if (row >= col + 1) raw(col + 1, row) = a1;
+__device__ void raw_qkt(const uint16_t* q16, const uint16_t* k16, SmemMat rqk) {
+  lower_abt<Elem, true>(q16, k16, [&](int row, int col, float a0, float a1) {
+    *reinterpret_cast<float2*>(&rqk(row, col)) = make_float2(a0, a1);
   });
 }
 
-// N(i, j) = beta_i R_kk(i, j) for i > j, by 8-column groups: thread tid owns columns
-// c0 = 8 (tid % 8) .. c0 + 7 of rows tid / 8 and tid / 8 + 32. Groups wholly above the
-// diagonal are not written (the inverse reads only N's strictly lower part, and M lies in
-// n's upper-right quadrant); raw's upper half (R_qk) is selected away.
-__device__ __forceinline__ void form_n(SmemMat raw, SmemMat n, const float* beta) {
-  const int c0 = 8 * (threadIdx.x % 8);
-#pragma unroll
-  for (int it = 0; it < 2; ++it) {
-    const int r = threadIdx.x / 8 + 32 * it;
-    if (c0 > r) continue;
-    float v[8];
-    load8(v, &raw(r, c0));
-    const float b = beta[r];
-#pragma unroll
-    for (int i = 0; i < 8; ++i) v[i] = r > c0 + i ? b * v[i] : 0.f;
-    *reinterpret_cast<float4*>(&n(r, c0)) = make_float4(v[0], v[1], v[2], v[3]);
-    *reinterpret_cast<float4*>(&n(r, c0 + 4)) = make_float4(v[4], v[5], v[6], v[7]);
-  }
-}
-
-// P(i, j) = exp(gamma_i - gamma_j) R_qk(i, j) for i >= j (exp only there, where it is <= 1),
-// rounded once to the input dtype (the gate as exp2 of gamma log2(e), like T's). One
-// warp, rows 16 rb .. 16 rb + 15, all 64 columns (n-tiles past the diagonal block store zeros).
-// Lane (g, t) keeps the mma accumulator layout: rows 16 rb + g (+ 8), columns 8 nj + 2t (+ 1);
-// R_qk(row, col) is read at raw(col, row) (banks 8 t + g + const: no conflicts).
-// swz = 7: the tile is stored 128-byte swizzled (ChunkWorkspace::swizzled16); 0: row-major.
-// Both rows are g mod 8, so swizzling moves n-tile nj's pair to 16-byte group nj ^ g (the
-// offset 2t within the group unchanged): column offset (8 nj) ^ sw8, sw8 = 8 (g & swz).
+// T(r, c) = exp(gamma_r - gamma_c) X(r, c) on and below the diagonal (fp32, staged family),
+// T diag(beta) rounded once to the input dtype (the fused loops' operand), and, with p_out,
+// P(r, c) = exp(gamma_r - gamma_c) R_qk(r, c) on and below the diagonal rounded once to the
+// input dtype (the column-warp loop's operand): one exponential per element for both. Thread
+// tid owns columns c0 = 8 (tid % 8) .. c0 + 7 of rows tid / 8 and tid / 8 + 32, so the
+// columns' gate exponents and betas are read once (float4) for both rows; groups wholly above
+// the diagonal are zeros without reading X or R_qk (their upper blocks hold other data).
+// swz = 7: tb_out's and p_out's tiles are stored 128-byte swizzled
+// (ChunkWorkspace::swizzled16), 0: row-major; t_out is never swizzled.
 template <class Elem>
-__device__ void gated_scores_rows(SmemMat raw, const float* gam, uint16_t* out, int rb, int swz) {
-  using Ops = fused::ElemOps<Elem>;
-  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const float gr[2] = {to_log2(gam[16 * rb + g]), to_log2(gam[16 * rb + g + 8])};
-  const int sw8 = 8 * (g & swz);
-  uint16_t* const out_lane = out + (16 * rb + g) * kC + 2 * t;
-#pragma unroll
-  for (int nj = 0; nj < kC / 8; ++nj) {
-    const int col = 8 * nj + 2 * t;
-    const float2 gcr = *reinterpret_cast<const float2*>(gam + col);
-    const float gc0 = to_log2(gcr.x), gc1 = to_log2(gcr.y);
-#pragma unroll
-    for (int e = 0; e < 4; e += 2) {
-      const int row = 16 * rb + g + (e >= 2 ? 8 : 0);
-      float p0 = 0.f, p1 = 0.f;
-      if (nj < 2 * rb + 2) {  // n-tile within or left of the diagonal block (warp-uniform)
-        // the select keeps exp2 of a positive exponent (and raw's other half) out of P
-        p0 = row >= col ? raw(col, row) * ex2_ftz(gr[e / 2] - gc0) : 0.f;
-        p1 = row >= col + 1 ? raw(col + 1, row) * ex2_ftz(gr[e / 2] - gc1) : 0.f;
-      }
-      *reinterpret_cast<uint32_t*>(out_lane + (e >= 2 ? 8 * kC : 0) + ((8 * nj) ^ sw8)) =
-          Ops::pack(p0, p1);
-    }
-  }
-}
-
-// T(r, c) = exp(gamma_r - gamma_c) X(r, c) on and below the diagonal (fp32, staged family)
-// and T diag(beta) rounded once to the input dtype (the fused loops' operand). Thread tid owns
-// columns c0 = 8 (tid % 8) .. c0 + 7 of rows tid / 8 and tid / 8 + 32, so the columns' gate
-// exponents and betas are read once (float4) for both rows; groups wholly above the diagonal
-// are zeros without reading X (its upper blocks are never written). swz = 7: tb_out's tile is
-// stored 128-byte swizzled (ChunkWorkspace::swizzled16), 0: row-major; t_out is never swizzled.
-template <class Elem>
-__device__ void write_t(SmemMat x, const float* gam, const float* beta, float* t_out,
-                        uint16_t* tb_out, int swz) {
+__device__ void write_t(SmemMat x, SmemMat rqk, const float* gam, const float* beta,
+                        float* t_out, uint16_t* tb_out, uint16_t* p_out, int swz) {
   using Ops = fused::ElemOps<Elem>;
   static_assert(kThreads == 256 && kC == 64, "8 column groups x 32 rows per pass, two passes");
   const int c0 = 8 * (threadIdx.x % 8);
@@ -232,14 +191,21 @@ __device__ void write_t(SmemMat x, const float* gam, const float* beta, float* t
 #pragma unroll
   for (int it = 0; it < 2; ++it) {
     const int r = threadIdx.x / 8 + 32 * it;
-    float t[8] = {};
+    float t[8] = {}, pv[8] = {};
     if (c0 <= r) {
-      float xv[8];
+      float xv[8], qv[8] = {};
       load8(xv, &x(r, c0));
+      if (p_out) load8(qv, &rqk(r, c0));
       const float gr = to_log2(gam[r]);
-      // the select keeps exp2 of a positive exponent (inf above the diagonal) out of T
+      // The select keeps exp2 of a positive exponent (inf above the diagonal) out of T and P;
+      // above the diagonal the group's X is zero and its R_qk finite (raw_qkt), so the
+      // products there are zeros.
 #pragma unroll
-      for (int i = 0; i < 8; ++i) t[i] = r >= c0 + i ? ex2_ftz(gr - gc[i]) * xv[i] : 0.f;
+      for (int i = 0; i < 8; ++i) {
+        const float gate = r >= c0 + i ? ex2_ftz(gr - gc[i]) : 0.f;
+        t[i] = gate * xv[i];
+        pv[i] = gate * qv[i];
+      }
     }
     if (t_out) {
       *reinterpret_cast<float4*>(t_out + r * kC + c0) = make_float4(t[0], t[1], t[2], t[3]);
@@ -250,6 +216,12 @@ __device__ void write_t(SmemMat x, const float* gam, const float* beta, float* t
 #pragma unroll
       for (int i = 0; i < 4; ++i) w[i] = Ops::pack(t[2 * i] * bc[2 * i], t[2 * i + 1] * bc[2 * i + 1]);
       *reinterpret_cast<uint4*>(tb_out + r * kC + tb_c0) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+    if (p_out) {
+      uint32_t w[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) w[i] = Ops::pack(pv[2 * i], pv[2 * i + 1]);
+      *reinterpret_cast<uint4*>(p_out + r * kC + tb_c0) = make_uint4(w[0], w[1], w[2], w[3]);
     }
   }
 }
@@ -326,9 +298,9 @@ __device__ void prepare_item(const FwdParams& p, int heads, int chunk, int h0) {
     }
   }
 
-  // R_qk(i, j) = q_i . k_j for i >= j.    tile 64 x 64, depth 128
-  if (want_scores) raw_qkt<Elem>(s.q16(), s.k16(), s.raw);
-  __syncthreads();  // raw complete; k and q (n's and x's bytes) no longer read
+  // R_qk(i, j) = q_i . k_j for i >= j.    tile 64 x 64, depth 128 (into n, over k's bytes)
+  if (want_scores) raw_qkt<Elem>(s.q16(), s.k16(), s.n);
+  __syncthreads();  // R_kk and R_qk complete; q (x's bytes) no longer read
 
   // 16-bit tiles swizzled: the row's 16-byte group index is XOR-ed with (row % 8) & swz. A
   // uniform integer mask, not a predicate: it lives in a uniform register, off the 64.
@@ -337,27 +309,25 @@ __device__ void prepare_item(const FwdParams& p, int heads, int chunk, int h0) {
     const float* gam = s.gam + kC * j;
     const float* bet = s.bet + kC * j;
     const int64_t t_off = (int64_t(chunk) * d.Hv + h0 + j) * (kC * kC);
-    // N(i, j) = beta_i R_kk(i, j) for i > j (the previous head's inverse has ended
-    // synchronised; its write_t reads only x, gam, bet)
-    form_n(s.raw, s.n, bet);
-    __syncthreads();  // N complete; the previous head's T written (x free)
-    // X = (I + N)^-1 in blocks of 16. Warps 0-1 invert the diagonal blocks (two each) while
-    // warps 4-7 form P from raw.
+    // (the previous head's inverse has ended synchronised; its write_t reads x, gam, bet)
+    __syncthreads();  // the previous head's T written: x free
+    // X = (I + N)^-1, N = StrictLower(diag(beta) R_kk), in blocks of 16, from R_kk (raw's
+    // lower half) with beta applied to the products' rows: N is never formed. Warps 0-1
+    // invert the diagonal blocks (two each).
     if (warp < 2) {
       float xc[inverse64::kBlock];
-      inverse64::diagonal_block_inverse(s.n, warp, xc);
+      inverse64::diagonal_block_inverse(s.raw, bet, warp, xc);
       inverse64::store_diagonal_block(s.x, warp, xc);
-    } else if (warp >= 4 && want_scores) {
-      // P(i, j) = Gam o causal o R_qk     tile 64 x 64 (16 rows per warp)
-      gated_scores_rows<Elem>(s.raw, gam, p.ws.scores16 + t_off, warp - 4, swz);
     }
     __syncthreads();
     // scratch: M in n's upper-right quadrant, warp w's S at x(0, 32 + 8 w) (x's upper right)
-    inverse64::invert_off_diagonal_blocks(s.n, s.x, &s.n(0, 32), s.n.ld, &s.x(0, 32), 8,
+    inverse64::invert_off_diagonal_blocks(s.raw, bet, s.x, &s.n(0, 32), s.n.ld, &s.x(0, 32), 8,
                                           s.x.ld);  // ends synchronised
     float* t_out = p.ws.tmat ? p.ws.tmat + t_off : nullptr;
     uint16_t* tb_out = p.ws.tbeta16 ? p.ws.tbeta16 + t_off : nullptr;
-    write_t<Elem>(s.x, gam, bet, t_out, tb_out, swz);
+    // P(i, j) = Gam o causal o R_qk     tile 64 x 64, beside T (one exponential for both)
+    uint16_t* p_out = want_scores ? p.ws.scores16 + t_off : nullptr;
+    write_t<Elem>(s.x, s.n, gam, bet, t_out, tb_out, p_out, swz);
   }
   __syncthreads();  // the item's outputs all written; shared memory free for the next item
   if (p.ws.ready && threadIdx.x == 0) {
