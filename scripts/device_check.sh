@@ -187,8 +187,9 @@ resources() {
 
 gpu_tests() {
   # Correctness tests share the GPU in parallel (their time is mostly the float64 reference on
-  # the CPU); the profiler's timing and counter tests then run alone so nothing disturbs them.
-  local timing='^(TimingGpu|RangeProfilerGpu|PmSamplingGpu)'
+  # the CPU); the profiler's timing and counter tests (DeviceInfoGpu reads counter availability)
+  # then run alone so nothing disturbs them.
+  local timing='^(TimingGpu|RangeProfilerGpu|PmSamplingGpu|DeviceInfoGpu)'
   ctest --test-dir "$build_dir" -L gpu -E "$timing" -j 6 --output-on-failure --timeout 600 \
         --output-junit "$logs/ctest_gpu.xml"
   local rc=$?
