@@ -66,20 +66,22 @@ struct PrepareSmem {
 static_assert(kC * kLdMat * 4 >= kC * kLdK16 * 2, "16-bit k and q must fit in n's and x's bytes");
 static_assert(kLdMat % 4 == 0, "float4 rows");
 
-// cp.async of a chunk's 64 rows of a [Ttot, H, 128] 16-bit input (row 0 at src, rows src_stride
-// apart) into a padded 64 x 128 tile; rows >= len are zero-filled. Thread tid keeps column group
-// tid % 16 and rows tid / 16 + 16 i, so every copy is a base plus a constant offset.
-__device__ __forceinline__ void cp_async_rows(uint16_t* dst, const uint16_t* src, int64_t src_stride,
+// cp.async of a chunk's 64 rows of a [Ttot, H, 128] 16-bit input (row 0 at src, rows row_stride
+// elements apart) into a padded 64 x 128 tile; rows >= len (len >= 1) are zero-filled (a zero-byte
+// copy from row 0). Thread tid keeps column group tid % 16 and rows tid / 16 + 16 i. Row offsets
+// are 32-bit (63 row_stride < 2^31 for any Hk below 2^18): one wide multiply-add per copy, not the
+// 64-bit address arithmetic of a pointer per row.
+__device__ __forceinline__ void cp_async_rows(uint16_t* dst, const uint16_t* src, int row_stride,
                                               int len) {
   constexpr int kGroups = kK / 8, kStep = kThreads / kGroups;
   const int cg = threadIdx.x % kGroups, r0 = threadIdx.x / kGroups;
   uint16_t* d0 = dst + r0 * kLdK16 + 8 * cg;
-  const uint16_t* s0 = src + r0 * src_stride + 8 * cg;
-#pragma unroll 2  // (fully unrolled, its eight addresses per tile do not fit the 64 registers)
+  const uint16_t* s0 = src + 8 * cg;
+#pragma unroll 2
   for (int i = 0; i < kC / kStep; ++i) {
-    const bool valid = r0 + i * kStep < len;
-    fused::cp_async_16(d0 + i * kStep * kLdK16, valid ? s0 + i * kStep * src_stride : src,
-                       valid ? 16 : 0);
+    const int r = r0 + i * kStep;
+    const bool valid = r < len;
+    fused::cp_async_16(d0 + i * kStep * kLdK16, s0 + (valid ? r * row_stride : 0), valid ? 16 : 0);
   }
 }
 
@@ -254,23 +256,24 @@ __device__ void prepare_item(const FwdParams& p, int heads, int chunk, int h0) {
   const bool want_scores = p.ws.scores16 != nullptr;
   {
     const int kh = static_cast<int>(unsigned(h0) / unsigned(d.group));
-    const int64_t row0 = (ci.tok_begin * d.Hk + kh) * kK, row_stride = int64_t(d.Hk) * kK;
+    const int64_t row0 = (ci.tok_begin * d.Hk + kh) * kK;
+    const int row_stride = d.Hk * kK;
     cp_async_rows(s.k16(), static_cast<const uint16_t*>(p.k) + row0, row_stride, ci.len);
     fused::cp_async_commit();
     if (want_scores)
       cp_async_rows(s.q16(), static_cast<const uint16_t*>(p.q) + row0, row_stride, ci.len);
     fused::cp_async_commit();
   }
-  // g and beta of the run's heads: element e is row e / heads of head e % heads, so a warp
-  // reads whole runs of adjacent heads of a token. Rows >= len are 0 (gamma then repeats its
-  // last value, beta drops the row).
+  // g and beta of the run's heads: element e is row e % 64 of head e / 64 (shifts, not a
+  // division by the run length). Rows >= len are 0 (gamma then repeats its last value, beta
+  // drops the row).
   {
-    const int64_t gi0 = ci.tok_begin * d.Hv + h0;
+    const float* g0 = p.g + (ci.tok_begin * d.Hv + h0);
     for (int e = threadIdx.x; e < kC * heads; e += kThreads) {
-      const int r = static_cast<int>(unsigned(e) / unsigned(heads)), j = e - r * heads;
-      const int64_t gi = gi0 + int64_t(r) * d.Hv + j;
-      s.gam[kC * j + r] = r < ci.len ? p.g[gi] : 0.f;
-      s.bet[kC * j + r] = r < ci.len ? load_beta(p.beta, gi, d) : 0.f;
+      const int j = e / kC, r = e % kC;
+      const int off = r * d.Hv + j;
+      s.gam[e] = r < ci.len ? g0[off] : 0.f;
+      s.bet[e] = r < ci.len ? load_beta(p.beta, ci.tok_begin * d.Hv + h0 + off, d) : 0.f;
     }
   }
   fused::cp_async_wait(1);  // k landed (this thread's copies; the barrier makes it all)
@@ -284,9 +287,9 @@ __device__ void prepare_item(const FwdParams& p, int heads, int chunk, int h0) {
   __syncthreads();  // gamma scanned; q landed
 
   // gamma and the gate vectors of every head of the run, the run's heads adjacent in memory
-  for (int e = threadIdx.x; e < ci.len * heads; e += kThreads) {
-    const int r = static_cast<int>(unsigned(e) / unsigned(heads)), j = e - r * heads;
-    p.ws.gcum[(ci.tok_begin + r) * d.Hv + h0 + j] = s.gam[kC * j + r];
+  for (int e = threadIdx.x; e < kC * heads; e += kThreads) {
+    const int j = e / kC, r = e % kC;
+    if (r < ci.len) p.ws.gcum[(ci.tok_begin + r) * d.Hv + h0 + j] = s.gam[e];
   }
   if (p.ws.gate_ef) {
     float* ef = p.ws.gate_ef + (int64_t(chunk) * d.Hv + h0) * (2 * kC);  // [heads][2][64]
