@@ -2,7 +2,6 @@
 // per table entry locating its sequence by binary search over the scanned offsets.
 #include "chunk_table.cuh"
 #include "grid_dependency.cuh"
-#include "offset_scan.cuh"
 
 namespace gdn::staged {
 namespace {
@@ -11,9 +10,7 @@ namespace {
 __global__ void __launch_bounds__(kScanThreads) scan_chunk_counts(SeqBounds seqs, int64_t num_seqs,
                                                                  int64_t* chunk_first) {
   wait_for_prior_grids();
-  block_exclusive_scan(
-      num_seqs, [&](int64_t n) { return (seqs.begin(n + 1) - seqs.begin(n) + kC - 1) / kC; },
-      chunk_first);
+  block_exclusive_scan(num_seqs, [&](int64_t n) { return chunk_count(seqs, n); }, chunk_first);
 }
 
 __global__ void fill_chunk_table(SeqBounds seqs, int64_t num_seqs, const int64_t* chunk_first,
@@ -21,16 +18,7 @@ __global__ void fill_chunk_table(SeqBounds seqs, int64_t num_seqs, const int64_t
   wait_for_prior_grids();
   const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= table_size) return;
-  ChunkInfo info{0, 0, 0};
-  if (c < chunk_first[num_seqs]) {
-    const int64_t lo = owner_of(chunk_first, num_seqs, c);  // skips zero-length sequences
-    const int64_t begin = seqs.begin(lo) + (c - chunk_first[lo]) * kC;
-    const int64_t end = seqs.begin(lo + 1);
-    info.tok_begin = begin;
-    info.seq = static_cast<int32_t>(lo);
-    info.len = static_cast<int32_t>(end - begin < kC ? end - begin : kC);
-  }
-  table[c] = info;
+  table[c] = chunk_entry(seqs, num_seqs, chunk_first, c);
   if (ready) ready[c] = 0;
 }
 

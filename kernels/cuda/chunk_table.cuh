@@ -2,6 +2,7 @@
 // none) so that no call ever copies sequence lengths to the host.
 #pragma once
 
+#include "offset_scan.cuh"
 #include "staged_common.cuh"
 
 namespace gdn::staged {
@@ -27,5 +28,26 @@ struct SeqBounds {
                     : int64_t(static_cast<const int32_t*>(cu_seqlens)[n]);
   }
 };
+
+// Chunks of sequence n: ceil(len_n / 64).
+__device__ __forceinline__ int64_t chunk_count(const SeqBounds& seqs, int64_t n) {
+  return (seqs.begin(n + 1) - seqs.begin(n) + kC - 1) / kC;
+}
+
+// Entry c of the table, from the scanned chunk_first [num_seqs + 1]: tok_begin, seq and len
+// of chunk c, or {0, 0, 0} past the real chunk count.
+__device__ __forceinline__ ChunkInfo chunk_entry(const SeqBounds& seqs, int64_t num_seqs,
+                                                 const int64_t* chunk_first, int64_t c) {
+  ChunkInfo info{0, 0, 0};
+  if (c < chunk_first[num_seqs]) {
+    const int64_t lo = owner_of(chunk_first, num_seqs, c);  // skips zero-length sequences
+    const int64_t begin = seqs.begin(lo) + (c - chunk_first[lo]) * kC;
+    const int64_t end = seqs.begin(lo + 1);
+    info.tok_begin = begin;
+    info.seq = static_cast<int32_t>(lo);
+    info.len = static_cast<int32_t>(end - begin < kC ? end - begin : kC);
+  }
+  return info;
+}
 
 }  // namespace gdn::staged

@@ -4,19 +4,12 @@
 #include "chunk_math.cuh"  // inverse64::mma_3xtf32
 #include "fused_kernels.cuh"
 #include "grid_dependency.cuh"
-#include "offset_scan.cuh"
+#include "segment_table.cuh"
 
 namespace gdn::fused {
 namespace {
 
 using staged::kScanThreads;
-
-__device__ __forceinline__ int64_t segment_count(const int64_t* chunk_first, int64_t n,
-                                                 int seg_chunks) {
-  const int64_t chunks = chunk_first[n + 1] - chunk_first[n];
-  const int64_t count = (chunks + seg_chunks - 1) / seg_chunks;
-  return count > 0 ? count : 1;  // an empty sequence still gets one (empty) segment: ht = h0
-}
 
 // seg_first[n] = sum_{m < n} segment_count(m).
 __global__ void __launch_bounds__(kScanThreads)
@@ -32,21 +25,7 @@ __global__ void fill_segments(const int64_t* chunk_first, const int64_t* seg_fir
   wait_for_prior_grids();
   const int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (s >= max_segs) return;
-  Segment out{0, 0, 0, 0};
-  if (s < seg_first[num_seqs]) {
-    const int64_t lo = staged::owner_of(seg_first, num_seqs, s);  // seg_first[lo] <= s < ...[lo+1]
-    const int64_t i = s - seg_first[lo];
-    const int64_t count = seg_first[lo + 1] - seg_first[lo];
-    const int64_t begin = chunk_first[lo] + i * seg_chunks;
-    const int64_t end = begin + seg_chunks < chunk_first[lo + 1] ? begin + seg_chunks
-                                                                 : chunk_first[lo + 1];
-    out.chunk_begin = begin;
-    out.chunk_end = end > begin ? end : begin;
-    out.seq = static_cast<int32_t>(lo);
-    out.flags = Segment::kUsed | (i == 0 ? Segment::kFirst : 0) |
-                (i == count - 1 ? Segment::kLast : 0);
-  }
-  segs[s] = out;
+  segs[s] = segment_entry(chunk_first, seg_first, num_seqs, seg_chunks, s);
 }
 
 constexpr int kFixThreads = 256;  // 8 warps: warp w computes rows 16 w .. 16 w + 15

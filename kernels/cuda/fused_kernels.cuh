@@ -38,6 +38,16 @@ const void* chunk_loop_cw_symbol(bool bf16);
 cudaError_t build_segment_table(const Dims& d, int seg_chunks, const int64_t* chunk_first,
                                 int64_t* seg_first, Segment* segs, int64_t max_segs,
                                 cudaStream_t stream);
+// The chunk table (ready zeroed when given) and, when seg_chunks > 0, the segment table, as
+// staged::build_chunk_table and build_segment_table build them: in one launch (one block)
+// when tables_fit_one_block and the path is Auto, else with those builders (up to four
+// launches; PerTable forces them, for the test that compares the two).
+enum class TablesPath { Auto, PerTable };
+bool tables_fit_one_block(int64_t max_chunks, int seg_chunks, int64_t max_segs);
+cudaError_t build_tables(const gdn_problem& p, const Dims& d, int seg_chunks,
+                         int64_t* chunk_first, ChunkInfo* table, int* ready, int64_t* seg_first,
+                         Segment* segs, int64_t max_segs, cudaStream_t stream,
+                         TablesPath path = TablesPath::Auto);
 // Fix-up: per (sequence, v-head, 32-column block), h_{i+1} = M_i h_i + N_i from h_0 = h0 (or
 // zero) over the sequence's segments, writing starts[i + 1] (KV layout, fp32).
 cudaError_t launch_cp_fixup(const Dims& d, const float* h0, const int64_t* seg_first,

@@ -153,12 +153,10 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   const bool overlap =
       overlaps_prepare(c, d.num_seqs, d.max_chunks, d.Hv, sms, prepare_overlap_setting());
   int* const ready = overlap ? w.ready : nullptr;
-  cudaError_t err = staged::build_chunk_table(p, d, w.chunk_first, w.table, s, ready);
-  // The segment table depends only on the chunk table: built before the prepare kernel, so
-  // that CP pass 1 can follow the prepare kernel directly (and launch beside it).
-  if (err == cudaSuccess && c.cp_segment_chunks > 0)
-    err = build_segment_table(d, c.cp_segment_chunks, w.chunk_first, w.seg_first, w.segs,
-                              w.max_segs, s);
+  // The segment table depends only on the chunk table: built with it before the prepare
+  // kernel, so that CP pass 1 can follow the prepare kernel directly (and launch beside it).
+  cudaError_t err = build_tables(p, d, c.cp_segment_chunks, w.chunk_first, w.table, ready,
+                                 w.seg_first, w.segs, w.max_segs, s);
   if (err == cudaSuccess && d.max_chunks > 0) {
     staged::FwdParams prep{};
     prep.d = d;
