@@ -4,12 +4,16 @@
 // 0, beta in (0, 1)); each variant runs once to warm up, is captured into a CUDA graph and
 // replayed `replays` times with events around each replay; the median is printed (ms).
 // Usage: gdn_fused_bench [replays=20] [name-filter-substring ...]
+// GDN_BENCH_SHAPES="SEQSxLEN:HK/HV,..." (for example "1x32768:32/32,8192x4:16/64") replaces
+// the default grid of layouts and heads.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,10 +24,10 @@ namespace gdn::testing::gpu {
 namespace {
 
 struct Layout {
-  const char* name;
+  std::string name;
   int64_t seqs, len;
 };
-constexpr Layout kLayouts[] = {{"1x32768", 1, 32768}, {"1x8192", 1, 8192},
+const Layout kLayouts[] = {{"1x32768", 1, 32768}, {"1x8192", 1, 8192},
                                {"8192x4", 4, 8192}, {"1024x8", 8, 1024}};
 constexpr int kHeads[][2] = {{2, 8}, {4, 16}, {8, 32}, {16, 64}};
 
@@ -130,6 +134,40 @@ double time_variant(const Variant& v, const Inputs& in, int replays) {
   return ms[ms.size() / 2];
 }
 
+struct Shape {
+  Layout layout;
+  int hk, hv;
+};
+
+// The default grid: every layout with every head configuration.
+std::vector<Shape> default_shapes() {
+  std::vector<Shape> out;
+  for (const Layout& l : kLayouts)
+    for (const auto& hh : kHeads) out.push_back({l, hh[0], hh[1]});
+  return out;
+}
+
+// "SEQSxLEN:HK/HV" items separated by commas; throws naming the item and the expected form.
+std::vector<Shape> parse_shapes(const std::string& text) {
+  std::vector<Shape> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t end = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, end - pos);
+    long long seqs = 0, len = 0;
+    int hk = 0, hv = 0, used = 0;
+    if (std::sscanf(item.c_str(), "%lldx%lld:%d/%d%n", &seqs, &len, &hk, &hv, &used) != 4 ||
+        used != static_cast<int>(item.size()) || seqs < 1 || len < 1 || hk < 1 || hv < hk ||
+        hv % hk != 0)
+      throw std::invalid_argument("GDN_BENCH_SHAPES: item '" + item +
+                                  "' is not SEQSxLEN:HK/HV with positive counts and HV a "
+                                  "multiple of HK (for example 1x32768:32/32)");
+    out.push_back({{item.substr(0, item.find(':')), seqs, len}, hk, hv});
+    pos = end + 1;
+  }
+  return out;
+}
+
 bool selected(const Variant& v, const std::vector<std::string>& filters) {
   if (filters.empty()) return true;
   for (const std::string& f : filters)
@@ -138,6 +176,8 @@ bool selected(const Variant& v, const std::vector<std::string>& filters) {
 }
 
 int run(int argc, char** argv) {
+  const char* env = std::getenv("GDN_BENCH_SHAPES");
+  const std::vector<Shape> shapes = env && *env ? parse_shapes(env) : default_shapes();
   if (!hopper_available()) {
     std::printf("skipped: no CUDA device\n");
     return 0;
@@ -150,16 +190,15 @@ int run(int argc, char** argv) {
   std::printf("median of %d CUDA-graph replays, ms\n%-8s %-8s", replays, "layout", "heads");
   for (const Variant* v : variants) std::printf(" | %s", v->name().c_str() + 13);
   std::printf("\n");
-  for (const Layout& l : kLayouts)
-    for (const auto& hh : kHeads) {
-      const Inputs in = make_inputs(l, hh[0], hh[1]);
-      char heads[16];
-      std::snprintf(heads, sizeof heads, "(%d,%d)", hh[0], hh[1]);
-      std::printf("%-8s %-8s", l.name, heads);
-      for (const Variant* v : variants) std::printf(" | %8.3f", time_variant(*v, in, replays));
-      std::printf("\n");
-      std::fflush(stdout);
-    }
+  for (const Shape& sh : shapes) {
+    const Inputs in = make_inputs(sh.layout, sh.hk, sh.hv);
+    char heads[24];
+    std::snprintf(heads, sizeof heads, "(%d,%d)", sh.hk, sh.hv);
+    std::printf("%-8s %-8s", sh.layout.name.c_str(), heads);
+    for (const Variant* v : variants) std::printf(" | %8.3f", time_variant(*v, in, replays));
+    std::printf("\n");
+    std::fflush(stdout);
+  }
   return 0;
 }
 
