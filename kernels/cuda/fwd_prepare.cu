@@ -234,13 +234,24 @@ size_t prepare_smem_bytes() {
   return c.used;
 }
 
+// e / heads for the (row, head) elements e < 64 heads of a run, heads in 1 .. kMaxHeads, by a
+// multiply and a shift instead of an integer division: floor(e ceil(2^16 / heads) / 2^16)
+// errs by under e / 2^16 < 1 / 128 < 1 / heads, too little to cross an integer.
+// The multiplier is formed on the host (a kernel parameter: no division on the device).
+struct RunIndex {
+  unsigned mul;
+  static unsigned multiplier(int heads) { return (65536u + unsigned(heads) - 1) / unsigned(heads); }
+  __device__ int row(int e) const { return static_cast<int>((unsigned(e) * mul) >> 16); }
+};
+static_assert(kC * kMaxHeads <= 512, "RunIndex is exact for e < 512 only");
+
 // One work item: chunk `chunk` and the v-heads h0 .. h0 + heads - 1, all of one k head
 // (h0 / group); heads (1 .. kMaxHeads) divides d.group. The (chunk, head) index of the
 // [max_chunks, Hv, ...] outputs is chunk Hv + h0 + j for the run's head j. Returns with the
 // CTA synchronised (shared memory free for the next item) and, when p.ws.ready is set, the
 // chunk's count of prepared heads raised by `heads` after every output of the item is visible.
 template <class Elem>
-__device__ void prepare_item(const FwdParams& p, int heads, int chunk, int h0) {
+__device__ void prepare_item(const FwdParams& p, int heads, RunIndex run, int chunk, int h0) {
   // (carved per item: the pointers are cheap to form, and not keeping them across items keeps
   // the kernel within 64 registers)
   extern __shared__ __align__(16) char smem_raw[];
@@ -264,16 +275,16 @@ __device__ void prepare_item(const FwdParams& p, int heads, int chunk, int h0) {
       cp_async_rows(s.q16(), static_cast<const uint16_t*>(p.q) + row0, row_stride, ci.len);
     fused::cp_async_commit();
   }
-  // g and beta of the run's heads: element e is row e % 64 of head e / 64 (shifts, not a
-  // division by the run length). Rows >= len are 0 (gamma then repeats its last value, beta
-  // drops the row).
+  // g and beta of the run's heads: element e is row e / heads of head e % heads, so a warp
+  // reads whole runs of adjacent heads of a token (coalesced). Rows >= len are 0 (gamma then
+  // repeats its last value, beta drops the row).
   {
     const float* g0 = p.g + (ci.tok_begin * d.Hv + h0);
     for (int e = threadIdx.x; e < kC * heads; e += kThreads) {
-      const int j = e / kC, r = e % kC;
+      const int r = run.row(e), j = e - r * heads;
       const int off = r * d.Hv + j;
-      s.gam[e] = r < ci.len ? g0[off] : 0.f;
-      s.bet[e] = r < ci.len ? load_beta(p.beta, ci.tok_begin * d.Hv + h0 + off, d) : 0.f;
+      s.gam[kC * j + r] = r < ci.len ? g0[off] : 0.f;
+      s.bet[kC * j + r] = r < ci.len ? load_beta(p.beta, ci.tok_begin * d.Hv + h0 + off, d) : 0.f;
     }
   }
   fused::cp_async_wait(1);  // k landed (this thread's copies; the barrier makes it all)
@@ -288,8 +299,8 @@ __device__ void prepare_item(const FwdParams& p, int heads, int chunk, int h0) {
 
   // gamma and the gate vectors of every head of the run, the run's heads adjacent in memory
   for (int e = threadIdx.x; e < kC * heads; e += kThreads) {
-    const int j = e / kC, r = e % kC;
-    if (r < ci.len) p.ws.gcum[(ci.tok_begin + r) * d.Hv + h0 + j] = s.gam[e];
+    const int r = run.row(e), j = e - r * heads;
+    if (r < ci.len) p.ws.gcum[(ci.tok_begin + r) * d.Hv + h0 + j] = s.gam[kC * j + r];
   }
   if (p.ws.gate_ef) {
     float* ef = p.ws.gate_ef + (int64_t(chunk) * d.Hv + h0) * (2 * kC);  // [heads][2][64]
@@ -365,7 +376,8 @@ __device__ int64_t longest_unit(const ChunkWorkspace& ws) {
 // (offset, unit) slots would be empty; then chunk by chunk.
 // Elem: the 16-bit input dtype (d.in_bf16), one instance each, chosen at launch.
 template <class Elem>
-__global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int heads, unsigned runs) {
+__global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int heads, unsigned runs,
+                                                                  RunIndex run) {
   wait_for_prior_grids();
   const ChunkWorkspace& ws = p.ws;
   bool ordered = false;
@@ -385,7 +397,7 @@ __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int h
     int64_t chunk = slot;
     if (ordered && !chunk_of_slot(slot, ws.order_bounds, ws.order_stride, ws.order_units, chunk))
       continue;  // past its unit's end (uniform over the CTA)
-    prepare_item<Elem>(p, heads, static_cast<int>(chunk), h0);
+    prepare_item<Elem>(p, heads, run, static_cast<int>(chunk), h0);
   }
 }
 
@@ -444,7 +456,8 @@ cudaError_t launch_prepare(const FwdParams& p, int sms, cudaStream_t stream) {
   const int64_t items = pairs / heads;  // chunk by chunk; at most twice as many when ordered
   const int64_t ctas = p.ws.ready && 2 * items > slots ? slots : (p.ws.ready ? 2 * items : items);
   return launch_after_prior(kernel, static_cast<unsigned>(ctas), kThreads, smem, stream, p,
-                            heads, static_cast<unsigned>(p.d.Hv / heads));
+                            heads, static_cast<unsigned>(p.d.Hv / heads),
+                            RunIndex{RunIndex::multiplier(heads)});
 }
 
 // The bf16 instance (the fp16 one has the same resources: the dtype changes only mma and cvt).
