@@ -167,64 +167,95 @@ __device__ void raw_qkt(const uint16_t* q16, const uint16_t* k16, SmemMat rqk) {
   });
 }
 
+// The (row, 8-column group) tasks on and below the diagonal of a 64 x 64 tile: group gi of row r
+// with gi <= r / 8, 288 of the 512. Row blocks a and 7 - a (8 rows each) pair up: a row of
+// block a has groups 0 .. a, its partner row (same row within the block) of block 7 - a has
+// groups 0 .. 7 - a, 9 tasks per row pair. Task `slot` (0 .. 8) of row pair `pair` (0 .. 31:
+// block pair pair / 8, row within the block pair % 8).
+__device__ __forceinline__ void lower_task(int pair, int slot, int& row, int& c0) {
+  const int bp = pair / 8, rho = pair % 8;
+  const bool low = slot <= bp;
+  row = (low ? 8 * bp : 8 * (7 - bp)) + rho;
+  c0 = 8 * (low ? slot : slot - bp - 1);
+}
+
+// One task of write_t: row r, columns c0 .. c0 + 7 (c0 <= r), one exponential per element for
+// T and P. gam2: gamma log2(e) (to_log2), so the gate is exp2(gam2_r - gam2_c); it is 0 (not
+// evaluated) above the diagonal, where X is zero and R_qk finite (raw_qkt), so those products
+// are zeros.
+template <class Elem>
+__device__ __forceinline__ void write_t_task(SmemMat x, SmemMat rqk, const float* gam2,
+                                             const float* beta, int r, int c0, float* t_out,
+                                             uint16_t* tb_out, uint16_t* p_out, int swz) {
+  using Ops = fused::ElemOps<Elem>;
+  float gc[8], xv[8], qv[8] = {};
+  load8(gc, gam2 + c0);
+  load8(xv, &x(r, c0));
+  if (p_out) load8(qv, &rqk(r, c0));
+  const float gr = gam2[r];
+  const int lim = r - c0;  // elements i <= lim lie on or below the diagonal
+  float t[8], pv[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const float gate = i <= lim ? ex2_ftz(gr - gc[i]) : 0.f;
+    t[i] = gate * xv[i];
+    pv[i] = gate * qv[i];
+  }
+  // group c0 / 8 of a 16-bit row moves to group (c0 / 8) ^ (r % 8) when swizzled
+  const int tb_c0 = 8 * ((c0 / 8) ^ (r & swz));
+  if (t_out) {
+    *reinterpret_cast<float4*>(t_out + r * kC + c0) = make_float4(t[0], t[1], t[2], t[3]);
+    *reinterpret_cast<float4*>(t_out + r * kC + c0 + 4) = make_float4(t[4], t[5], t[6], t[7]);
+  }
+  if (tb_out) {
+    float bc[8];
+    load8(bc, beta + c0);
+    uint32_t w[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) w[i] = Ops::pack(t[2 * i] * bc[2 * i], t[2 * i + 1] * bc[2 * i + 1]);
+    *reinterpret_cast<uint4*>(tb_out + r * kC + tb_c0) = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+  if (p_out) {
+    uint32_t w[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) w[i] = Ops::pack(pv[2 * i], pv[2 * i + 1]);
+    *reinterpret_cast<uint4*>(p_out + r * kC + tb_c0) = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
 // T(r, c) = exp(gamma_r - gamma_c) X(r, c) on and below the diagonal (fp32, staged family),
 // T diag(beta) rounded once to the input dtype (the fused loops' operand), and, with p_out,
 // P(r, c) = exp(gamma_r - gamma_c) R_qk(r, c) on and below the diagonal rounded once to the
-// input dtype (the column-warp loop's operand): one exponential per element for both. Thread
-// tid owns columns c0 = 8 (tid % 8) .. c0 + 7 of rows tid / 8 and tid / 8 + 32, so the
-// columns' gate exponents and betas are read once (float4) for both rows; groups wholly above
-// the diagonal are zeros without reading X or R_qk (their upper blocks hold other data).
-// swz = 7: tb_out's and p_out's tiles are stored 128-byte swizzled
-// (ChunkWorkspace::swizzled16), 0: row-major; t_out is never swizzled.
+// input dtype (the column-warp loop's operand); zeros above. Only the 288 (row, group) tasks
+// on and below the diagonal are computed (lower_task: slots 0 .. 7 by every thread, slot 8 by
+// warp 0), so no warp issues a whole pass of tasks that are zeros; the 224 groups above the
+// diagonal are stored as zeros. swz = 7: tb_out's and p_out's tiles are stored 128-byte
+// swizzled (ChunkWorkspace::swizzled16), 0: row-major; t_out is never swizzled.
 template <class Elem>
-__device__ void write_t(SmemMat x, SmemMat rqk, const float* gam, const float* beta,
+__device__ void write_t(SmemMat x, SmemMat rqk, const float* gam2, const float* beta,
                         float* t_out, uint16_t* tb_out, uint16_t* p_out, int swz) {
-  using Ops = fused::ElemOps<Elem>;
-  static_assert(kThreads == 256 && kC == 64, "8 column groups x 32 rows per pass, two passes");
-  const int c0 = 8 * (threadIdx.x % 8);
-  // Both rows are tid / 8 mod 8 (32 is a multiple of 8): group c0 / 8 of the 16-bit row moves
-  // to group (c0 / 8) ^ (r % 8) when swizzled.
-  const int tb_c0 = 8 * ((threadIdx.x % 8) ^ (threadIdx.x / 8 & swz));
-  float gc[8], bc[8];
-  load8(gc, gam + c0);
-  load8(bc, beta + c0);
+  static_assert(kThreads == 256 && kC == 64, "32 row pairs x 8 slots, then slot 8 by warp 0");
+  {
+    const int gi = threadIdx.x % 8;  // zeros above the diagonal: group gi of rows r < 8 gi
+    const int tb_c0 = 8 * (gi ^ (threadIdx.x / 8 & swz));  // (r % 8 = tid / 8 % 8 both passes)
 #pragma unroll
-  for (int i = 0; i < 8; ++i) gc[i] = to_log2(gc[i]);
-#pragma unroll
-  for (int it = 0; it < 2; ++it) {
-    const int r = threadIdx.x / 8 + 32 * it;
-    float t[8] = {}, pv[8] = {};
-    if (c0 <= r) {
-      float xv[8], qv[8] = {};
-      load8(xv, &x(r, c0));
-      if (p_out) load8(qv, &rqk(r, c0));
-      const float gr = to_log2(gam[r]);
-      // The select keeps exp2 of a positive exponent (inf above the diagonal) out of T and P;
-      // above the diagonal the group's X is zero and its R_qk finite (raw_qkt), so the
-      // products there are zeros.
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        const float gate = r >= c0 + i ? ex2_ftz(gr - gc[i]) : 0.f;
-        t[i] = gate * xv[i];
-        pv[i] = gate * qv[i];
+    for (int it = 0; it < 2; ++it) {
+      const int r = threadIdx.x / 8 + 32 * it;
+      if (gi <= r / 8) continue;
+      if (t_out) {
+        *reinterpret_cast<float4*>(t_out + r * kC + 8 * gi) = make_float4(0.f, 0.f, 0.f, 0.f);
+        *reinterpret_cast<float4*>(t_out + r * kC + 8 * gi + 4) = make_float4(0.f, 0.f, 0.f, 0.f);
       }
+      if (tb_out) *reinterpret_cast<uint4*>(tb_out + r * kC + tb_c0) = make_uint4(0, 0, 0, 0);
+      if (p_out) *reinterpret_cast<uint4*>(p_out + r * kC + tb_c0) = make_uint4(0, 0, 0, 0);
     }
-    if (t_out) {
-      *reinterpret_cast<float4*>(t_out + r * kC + c0) = make_float4(t[0], t[1], t[2], t[3]);
-      *reinterpret_cast<float4*>(t_out + r * kC + c0 + 4) = make_float4(t[4], t[5], t[6], t[7]);
-    }
-    if (tb_out) {
-      uint32_t w[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) w[i] = Ops::pack(t[2 * i] * bc[2 * i], t[2 * i + 1] * bc[2 * i + 1]);
-      *reinterpret_cast<uint4*>(tb_out + r * kC + tb_c0) = make_uint4(w[0], w[1], w[2], w[3]);
-    }
-    if (p_out) {
-      uint32_t w[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) w[i] = Ops::pack(pv[2 * i], pv[2 * i + 1]);
-      *reinterpret_cast<uint4*>(p_out + r * kC + tb_c0) = make_uint4(w[0], w[1], w[2], w[3]);
-    }
+  }
+  int r, c0;
+  lower_task(threadIdx.x / 8, threadIdx.x % 8, r, c0);
+  write_t_task<Elem>(x, rqk, gam2, beta, r, c0, t_out, tb_out, p_out, swz);
+  if (threadIdx.x < 32) {
+    lower_task(threadIdx.x, 8, r, c0);
+    write_t_task<Elem>(x, rqk, gam2, beta, r, c0, t_out, tb_out, p_out, swz);
   }
 }
 
@@ -320,7 +351,7 @@ __device__ void prepare_item(const FwdParams& p, int heads, RunIndex run, int ch
   // uniform integer mask, not a predicate: it lives in a uniform register, off the 64.
   const int swz = p.ws.swizzled16 ? 7 : 0;
   for (int j = 0; j < heads; ++j) {
-    const float* gam = s.gam + kC * j;
+    const float* gam2 = s.gam + kC * j;  // gamma log2(e) once the diagonal blocks are done
     const float* bet = s.bet + kC * j;
     const int64_t t_off = (int64_t(chunk) * d.Hv + h0 + j) * (kC * kC);
     // (the previous head's inverse has ended synchronised; its write_t reads x, gam, bet)
@@ -332,6 +363,9 @@ __device__ void prepare_item(const FwdParams& p, int heads, RunIndex run, int ch
       float xc[inverse64::kBlock];
       inverse64::diagonal_block_inverse(s.raw, bet, warp, xc);
       inverse64::store_diagonal_block(s.x, warp, xc);
+    } else if (warp < 4) {  // meanwhile gamma to log2 units, in place (write_t's only use)
+      float* gm = s.gam + kC * j;
+      gm[threadIdx.x - 64] = to_log2(gm[threadIdx.x - 64]);
     }
     __syncthreads();
     // scratch: M in n's upper-right quadrant, warp w's S at x(0, 32 + 8 w) (x's upper right)
@@ -341,7 +375,7 @@ __device__ void prepare_item(const FwdParams& p, int heads, RunIndex run, int ch
     uint16_t* tb_out = p.ws.tbeta16 ? p.ws.tbeta16 + t_off : nullptr;
     // P(i, j) = Gam o causal o R_qk     tile 64 x 64, beside T (one exponential for both)
     uint16_t* p_out = want_scores ? p.ws.scores16 + t_off : nullptr;
-    write_t<Elem>(s.x, s.n, gam, bet, t_out, tb_out, p_out, swz);
+    write_t<Elem>(s.x, s.n, gam2, bet, t_out, tb_out, p_out, swz);
   }
   __syncthreads();  // the item's outputs all written; shared memory free for the next item
   if (p.ws.ready && threadIdx.x == 0) {
