@@ -136,6 +136,32 @@ __device__ __forceinline__ void mma_3xtf32(float (&acc)[4], const float* a, int 
   for (int s = s0; s < s1; ++s) mma_3xtf32_step(acc, a + 8 * s, lda, b + 8 * s * ldb, ldb);
 }
 
+// acc[nt] += A B_nt for NT n-tiles side by side (B_nt the 8-column block at b + 8 nt), k-steps
+// s0 <= s < s1: A is loaded and split once per k-step for all of them, and the NT accumulator
+// chains advance together. Per element the same sums in the same order as mma_3xtf32.
+template <int NT>
+__device__ __forceinline__ void mma_3xtf32_tiles(float (&acc)[NT][4], const float* a, int lda,
+                                                 const float* b, int ldb, int s0, int s1) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll 2
+  for (int s = s0; s < s1; ++s) {
+    uint32_t araw[4], ahi[4], alo[4];
+    load_a_tf32(araw, a + 8 * s, lda);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) split_tf32(__uint_as_float(araw[e]), ahi[e], alo[e]);
+    const float* bs = b + 8 * s * ldb;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      uint32_t bhi[2], blo[2];
+      split_tf32(bs[t * ldb + 8 * nt + g], bhi[0], blo[0]);
+      split_tf32(bs[(t + 4) * ldb + 8 * nt + g], bhi[1], blo[1]);
+      mma_tf32(acc[nt], alo, bhi[0], bhi[1]);  // small terms first
+      mma_tf32(acc[nt], ahi, blo[0], blo[1]);
+      mma_tf32(acc[nt], ahi, bhi[0], bhi[1]);
+    }
+  }
+}
+
 // Writes scale * acc (a 16 x 8 C fragment) to the block at dst (row stride ld, even).
 __device__ __forceinline__ void store_c(float* dst, int ld, const float (&acc)[4], float scale) {
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;

@@ -29,70 +29,85 @@ __global__ void fill_segments(const int64_t* chunk_first, const int64_t* seg_fir
 }
 
 constexpr int kFixThreads = 256;  // 8 warps: warp w computes rows 16 w .. 16 w + 15
-constexpr int kFixCols = 16;      // state columns per fix-up CTA (two n8 tiles per warp)
 constexpr int kLdM = kK + 4;      // M rows padded to 16-byte multiples: conflict-free ldmatrix
-constexpr int kLdH = kFixCols + 8;  // B-fragment loads (rows t, t + 4 x columns g) hit 32 banks
 
-// Shared memory of one fix-up CTA (172 KB, one CTA per SM): M and the N columns of two
-// segments (double-buffered: segment i + 1's copies land while step i runs) and the running
-// state columns h.
+// State columns per fix-up CTA: 8, 16 or 32 (one, two or four n8 tiles per warp). A step's time
+// is its tensor-core work (3xTF32 mma.sync), proportional to the columns, so narrow CTAs finish
+// a step sooner; but every CTA holds a whole M (one CTA per SM), so the chain runs in one wave
+// only while the CTAs fit the SMs. fixup_cols picks the narrowest width that fits.
+// B-fragment loads (rows t, t + 4 x columns g) hit 32 banks with a row stride of 8, 24 or 40.
+template <int Cols>
+constexpr int fixup_ld_h() { return Cols == 8 ? 8 : Cols + 8; }
+
+// Shared memory of one fix-up CTA (159, 172 or 196 KB: one CTA per SM): M and the N columns of
+// two segments (double-buffered: segment i + 1's copies land while step i runs) and the
+// running state columns h.
+template <int Cols>
 struct FixupSmem {
+  static constexpr int kLdH = fixup_ld_h<Cols>();
   static constexpr int kMFloats = kK * kLdM, kNFloats = kK * kLdH;
   float* base;  // m[0], m[1], n[0], n[1], h
   __host__ __device__ static FixupSmem carve(staged::SmemCarver& c) {
     return {c.take(2 * kMFloats + 3 * kNFloats)};
   }
   __device__ float* m(int b) const { return base + b * kMFloats; }  // 128 x 128, stride kLdM
-  __device__ float* n(int b) const { return base + 2 * kMFloats + b * kNFloats; }  // 128 x 16
-  __device__ float* h() const { return base + 2 * kMFloats + 2 * kNFloats; }  // 128 x 16
+  __device__ float* n(int b) const { return base + 2 * kMFloats + b * kNFloats; }  // 128 x Cols
+  __device__ float* h() const { return base + 2 * kMFloats + 2 * kNFloats; }  // 128 x Cols
+  static_assert(kMFloats % 4 == 0 && kNFloats % 4 == 0, "16-byte aligned tiles");
 };
-static_assert(FixupSmem::kMFloats % 4 == 0 && FixupSmem::kNFloats % 4 == 0, "16-byte aligned tiles");
 
+template <int Cols>
 size_t fixup_smem_bytes() {
   staged::SmemCarver c{nullptr};
-  FixupSmem::carve(c);
+  FixupSmem<Cols>::carve(c);
   return c.used;
 }
 
-// cp.async of segment i's transfer M (all 128 x 128) and its N columns v0 .. v0 + 15 into
-// buffer b: 16-byte pieces, 32 per M row and 4 per N row, 18 per thread.
-__device__ __forceinline__ void load_transfer(const FixupSmem& sm, int b, const float* tr, int v0) {
-  constexpr int kMPieces = kK * kK / 4, kNPieces = kK * kFixCols / 4;
+// cp.async of segment i's transfer M (all 128 x 128) and its N columns v0 .. v0 + Cols - 1
+// into buffer b: 16-byte pieces, 32 per M row and Cols / 4 per N row.
+template <int Cols>
+__device__ __forceinline__ void load_transfer(const FixupSmem<Cols>& sm, int b, const float* tr,
+                                              int v0) {
+  constexpr int kMPieces = kK * kK / 4, kNPieces = kK * Cols / 4;
   for (int u = threadIdx.x; u < kMPieces + kNPieces; u += kFixThreads) {
     if (u < kMPieces) {
       const int r = u / (kK / 4), c = 4 * (u % (kK / 4));
       fused::cp_async_16(sm.m(b) + r * kLdM + c, tr + r * (2 * kV) + c, 16);
     } else {
-      const int e = u - kMPieces, r = e / (kFixCols / 4), c = 4 * (e % (kFixCols / 4));
-      fused::cp_async_16(sm.n(b) + r * kLdH + c, tr + r * (2 * kV) + kV + v0 + c, 16);
+      const int e = u - kMPieces, r = e / (Cols / 4), c = 4 * (e % (Cols / 4));
+      fused::cp_async_16(sm.n(b) + r * FixupSmem<Cols>::kLdH + c, tr + r * (2 * kV) + kV + v0 + c,
+                         16);
     }
   }
   fused::cp_async_commit();
 }
 
-// One CTA per (sequence, v-head, 16-column block). Step i: h = M_i h + N_i (M_i h on the tensor
-// cores with 3xTF32 split operands: fp32 FFMA order of accuracy, chunk_math.cuh), h written as
-// the start of segment i + 1. The transfers are independent of h, so segment i + 1's copies
-// run during step i: a step costs its 96 mma per warp, not a trip to memory.
+// One CTA per (sequence, v-head, Cols-column block). Step i: h = M_i h + N_i (M_i h on the
+// tensor cores with 3xTF32 split operands: fp32 FFMA order of accuracy, chunk_math.cuh; M
+// split once per k-step for the warp's n-tiles), h written as the start of segment i + 1. The
+// transfers are independent of h, so segment i + 1's copies run during step i: a step costs
+// its 6 Cols mma per warp, not a trip to memory.
+template <int Cols>
 __global__ void __launch_bounds__(kFixThreads)
     cp_fixup_kernel(Dims d, const float* h0, const int64_t* seg_first, const float* transfer,
                     float* starts) {
   wait_for_prior_grids();
+  constexpr int kLdH = FixupSmem<Cols>::kLdH;
   const int64_t n = blockIdx.x;
   const int h = blockIdx.y;
-  const int v0 = blockIdx.z * kFixCols;
+  const int v0 = blockIdx.z * Cols;
   const int64_t first = seg_first[n], last = seg_first[n + 1];
   if (last - first < 2) return;  // one segment: its start is h0, read by the main pass
   extern __shared__ __align__(16) char smem_raw[];
   staged::SmemCarver carver{smem_raw};
-  const FixupSmem sm = FixupSmem::carve(carver);
+  const FixupSmem<Cols> sm = FixupSmem<Cols>::carve(carver);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const auto transfer_of = [&](int64_t i) {
     return transfer + (i * d.Hv + h) * int64_t(kK * 2 * kV);
   };
   load_transfer(sm, 0, transfer_of(first), v0);
-  for (int e = threadIdx.x; e < kK * kFixCols; e += kFixThreads) {
-    const int r = e / kFixCols, c = e % kFixCols;
+  for (int e = threadIdx.x; e < kK * Cols; e += kFixThreads) {
+    const int r = e / Cols, c = e % Cols;
     sm.h()[r * kLdH + c] = h0 ? h0[staged::state_index(d, n, h, r, v0 + c)] : 0.f;
   }
   const int r0 = 16 * warp;  // this warp's rows
@@ -105,14 +120,13 @@ __global__ void __launch_bounds__(kFixThreads)
       fused::cp_async_wait(0);
     }
     __syncthreads();  // M_i, N_i landed for every thread; h of the previous step complete
-    float acc[kFixCols / 8][4] = {};
-#pragma unroll
-    for (int nt = 0; nt < kFixCols / 8; ++nt)
-      staged::inverse64::mma_3xtf32(acc[nt], sm.m(b) + r0 * kLdM, kLdM, sm.h() + 8 * nt, kLdH, 0, kK / 8);
+    float acc[Cols / 8][4] = {};
+    staged::inverse64::mma_3xtf32_tiles<Cols / 8>(acc, sm.m(b) + r0 * kLdM, kLdM, sm.h(), kLdH,
+                                                  0, kK / 8);
     __syncthreads();  // every warp's reads of h (and of buffer b) are done
     float* out = starts + ((i + 1) * d.Hv + h) * int64_t(kK * kV) + v0;
 #pragma unroll
-    for (int nt = 0; nt < kFixCols / 8; ++nt)
+    for (int nt = 0; nt < Cols / 8; ++nt)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int r = r0 + g + 8 * half, c = 8 * nt + 2 * t;
@@ -122,6 +136,19 @@ __global__ void __launch_bounds__(kFixThreads)
         *reinterpret_cast<float2*>(out + r * kV + c) = next;
       }
   }
+}
+
+template <int Cols>
+cudaError_t launch_cp_fixup_cols(const Dims& d, const float* h0, const int64_t* seg_first,
+                                 const float* transfer, float* starts, cudaStream_t stream) {
+  const size_t smem = fixup_smem_bytes<Cols>();
+  cudaError_t err = cudaFuncSetAttribute(cp_fixup_kernel<Cols>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(smem));
+  if (err != cudaSuccess) return err;
+  const dim3 grid(static_cast<unsigned>(d.num_seqs), d.Hv, kV / Cols);
+  return launch_after_prior(cp_fixup_kernel<Cols>, grid, kFixThreads, smem, stream, d, h0,
+                            seg_first, transfer, starts);
 }
 
 }  // namespace
@@ -141,15 +168,19 @@ cudaError_t build_segment_table(const Dims& d, int seg_chunks, const int64_t* ch
   return err;
 }
 
+int fixup_cols(int64_t num_seqs, int Hv, int sms) {
+  int cols = 8;
+  while (cols < 32 && num_seqs * Hv * (kV / cols) > sms) cols *= 2;
+  return cols;
+}
+
 cudaError_t launch_cp_fixup(const Dims& d, const float* h0, const int64_t* seg_first,
-                            const float* transfer, float* starts, cudaStream_t stream) {
-  const size_t smem = fixup_smem_bytes();
-  cudaError_t err = cudaFuncSetAttribute(cp_fixup_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem));
-  if (err != cudaSuccess) return err;
-  const dim3 grid(static_cast<unsigned>(d.num_seqs), d.Hv, kV / kFixCols);
-  return launch_after_prior(cp_fixup_kernel, grid, kFixThreads, smem, stream, d, h0, seg_first,
-                            transfer, starts);
+                            const float* transfer, float* starts, int sms, cudaStream_t stream) {
+  switch (fixup_cols(d.num_seqs, d.Hv, sms)) {
+    case 8: return launch_cp_fixup_cols<8>(d, h0, seg_first, transfer, starts, stream);
+    case 16: return launch_cp_fixup_cols<16>(d, h0, seg_first, transfer, starts, stream);
+    default: return launch_cp_fixup_cols<32>(d, h0, seg_first, transfer, starts, stream);
+  }
 }
 
 }  // namespace gdn::fused

@@ -30,6 +30,9 @@ std::vector<CpCase> cp_cases() {
   cases.push_back({"ragged_vk_no_h0", ragged_vk, false});
   cases.push_back({"long_8192_gva4", dense_shape(1, 8192, 1, 4, 128, 128), true});
   cases.push_back({"batch2_2100", dense_shape(2, 2100, 2, 2, 128, 128), true});
+  // The fix-up's column widths (fixup_cols, 132 SMs): the ragged batch takes 32 columns, the
+  // long sequence and the batch of two take 8, and 16 v-heads of one sequence take 16.
+  cases.push_back({"heads16_2048", dense_shape(1, 2048, 4, 16, 128, 128), true});
   return cases;
 }
 
