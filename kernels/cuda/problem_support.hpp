@@ -2,6 +2,7 @@
 // checked on the host by each variant's can_implement after its own config rules.
 #pragma once
 
+#include <cstdint>
 #include <sstream>
 #include <string>
 
@@ -24,6 +25,15 @@ inline Implementable check_problem_support(const gdn_problem& p, const char* fam
     std::ostringstream s;
     s << "K, V: the " << family << " kernels need K = V = 128, got K = " << p.K
       << ", V = " << p.V;
+    return {false, s.str()};
+  }
+  // The prepare kernel addresses a chunk's 64 rows of q and k (Hk K elements apart) with 32-bit
+  // offsets: 64 Hk K must stay below 2^31.
+  constexpr int64_t kMaxRowOffsets = int64_t(1) << 31;
+  if (int64_t(p.Hk) * p.K * 64 >= kMaxRowOffsets) {
+    std::ostringstream s;
+    s << "Hk: the " << family << " kernels need 64 * Hk * K below 2^31 (Hk below "
+      << kMaxRowOffsets / (64 * int64_t(p.K)) << " at K = " << p.K << "), got Hk = " << p.Hk;
     return {false, s.str()};
   }
   if (p.qkv_dtype != GDN_BF16 && p.qkv_dtype != GDN_FP16)

@@ -54,6 +54,18 @@ TEST(RegistryHost, EveryVariantAcceptsASupportedProblem) {
   }
 }
 
+// 64 Hk K must fit the prepare kernel's 32-bit row offsets: Hk = 262144 at K = 128 is refused,
+// naming Hk; one less is not refused for that reason.
+TEST(RegistryHost, HeadCountsPastThe32BitRowOffsetsAreRefused) {
+  gdn_problem p = supported();
+  p.Hk = 262144;
+  p.Hv = 262144;
+  expect_refused(p, "Hk:");
+  p.Hk = p.Hv = 262143;
+  for (const gdn::Variant* v : gdn::registry())
+    EXPECT_EQ(v->can_implement(p).reason.rfind("Hk:", 0), std::string::npos) << v->name();
+}
+
 TEST(RegistryHost, HeadDimsOtherThan128AreRefused) {
   gdn_problem p = supported();
   p.K = 64;
