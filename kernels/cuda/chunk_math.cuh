@@ -113,20 +113,28 @@ __device__ __forceinline__ void load_a_tf32(uint32_t (&r)[4], const float* a, in
                : "r"(addr));
 }
 
+// acc += A B for one k-step with A already split (ahi, alo) and B's two values of this lane
+// (rows t and t + 4 of its column g): B split, then the three products, small terms first.
+__device__ __forceinline__ void mma_3xtf32_b(float (&acc)[4], const uint32_t (&ahi)[4],
+                                             const uint32_t (&alo)[4], float b0, float b1) {
+  uint32_t bhi[2], blo[2];
+  split_tf32(b0, bhi[0], blo[0]);
+  split_tf32(b1, bhi[1], blo[1]);
+  mma_tf32(acc, alo, bhi[0], bhi[1]);
+  mma_tf32(acc, ahi, blo[0], blo[1]);
+  mma_tf32(acc, ahi, bhi[0], bhi[1]);
+}
+
 // acc += A B over one k-step of 8, fp32-accurate: A the 16 x 8 block at a (stride lda), B the
 // 8 x 8 block at b (rows k, stride ldb).
 __device__ __forceinline__ void mma_3xtf32_step(float (&acc)[4], const float* a, int lda,
                                                 const float* b, int ldb) {
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  uint32_t araw[4], ahi[4], alo[4], bhi[2], blo[2];
+  uint32_t araw[4], ahi[4], alo[4];
   load_a_tf32(araw, a, lda);
 #pragma unroll
   for (int e = 0; e < 4; ++e) split_tf32(__uint_as_float(araw[e]), ahi[e], alo[e]);
-  split_tf32(b[t * ldb + g], bhi[0], blo[0]);
-  split_tf32(b[(t + 4) * ldb + g], bhi[1], blo[1]);
-  mma_tf32(acc, alo, bhi[0], bhi[1]);  // small terms first
-  mma_tf32(acc, ahi, blo[0], blo[1]);
-  mma_tf32(acc, ahi, bhi[0], bhi[1]);
+  mma_3xtf32_b(acc, ahi, alo, b[t * ldb + g], b[(t + 4) * ldb + g]);
 }
 
 // acc += A B for the k-steps s0 <= s < s1 (columns of A / rows of B 8 s .. 8 s + 7), A the
@@ -152,12 +160,7 @@ __device__ __forceinline__ void mma_3xtf32_tiles(float (&acc)[NT][4], const floa
     const float* bs = b + 8 * s * ldb;
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
-      uint32_t bhi[2], blo[2];
-      split_tf32(bs[t * ldb + 8 * nt + g], bhi[0], blo[0]);
-      split_tf32(bs[(t + 4) * ldb + 8 * nt + g], bhi[1], blo[1]);
-      mma_tf32(acc[nt], alo, bhi[0], bhi[1]);  // small terms first
-      mma_tf32(acc[nt], ahi, blo[0], blo[1]);
-      mma_tf32(acc[nt], ahi, bhi[0], bhi[1]);
+      mma_3xtf32_b(acc[nt], ahi, alo, bs[t * ldb + 8 * nt + g], bs[(t + 4) * ldb + 8 * nt + g]);
     }
   }
 }
