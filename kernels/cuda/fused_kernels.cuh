@@ -43,6 +43,9 @@ cudaError_t build_segment_table(const Dims& d, int seg_chunks, const int64_t* ch
 // when tables_fit_one_block and the path is Auto, else with those builders (up to four
 // launches; PerTable forces them, for the test that compares the two).
 enum class TablesPath { Auto, PerTable };
+// Upper bound on the segment count of segments of cp chunks (the segment table's size):
+// sum_n max(1, ceil(chunks_n / cp)) <= ceil(chunks / cp) + N.
+int64_t max_segments(const Dims& d, int cp);
 bool tables_fit_one_block(int64_t max_chunks, int seg_chunks, int64_t max_segs);
 cudaError_t build_tables(const gdn_problem& p, const Dims& d, int seg_chunks,
                          int64_t* chunk_first, ChunkInfo* table, int* ready, int64_t* seg_first,

@@ -10,6 +10,9 @@
 #include "staged_run.cuh"
 
 namespace gdn::fused {
+
+int64_t max_segments(const Dims& d, int cp) { return (d.max_chunks + cp - 1) / cp + d.num_seqs; }
+
 namespace {
 
 struct FusedWorkspace {
@@ -28,9 +31,6 @@ struct FusedWorkspace {
   float* transfer = nullptr;
   float* starts = nullptr;
 };
-
-// Upper bound on the segment count: sum_n max(1, ceil(chunks_n / cp)) <= ceil(chunks / cp) + N.
-int64_t max_segments(const Dims& d, int cp) { return (d.max_chunks + cp - 1) / cp + d.num_seqs; }
 
 FusedWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig& config) {
   const int cp = config.cp_segment_chunks;

@@ -39,7 +39,7 @@ std::vector<T> to_host(const DeviceBuffer& b, size_t n) {
 // that an entry left unwritten shows).
 Tables build(const gdn_problem& p, int seg_chunks, TablesPath path) {
   const Dims d = staged::make_dims(p);
-  const int64_t max_segs = seg_chunks > 0 ? (d.max_chunks + seg_chunks - 1) / seg_chunks + d.num_seqs : 0;
+  const int64_t max_segs = seg_chunks > 0 ? max_segments(d, seg_chunks) : 0;
   const auto filled = [](size_t bytes) {
     DeviceBuffer b(bytes > 0 ? bytes : 1);
     EXPECT_EQ(cudaMemset(b.get(), 0x5a, b.bytes()), cudaSuccess);
@@ -105,7 +105,7 @@ void check_problem(const std::vector<int64_t>& starts, bool int64_offsets, bool 
     SCOPED_TRACE(::testing::Message() << n_seqs << " sequences, " << starts.back() << " tokens, cp "
                                     << cp << (int64_offsets ? ", int64" : ", int32"));
     const Dims d = staged::make_dims(p);
-    const int64_t max_segs = cp > 0 ? (d.max_chunks + cp - 1) / cp + d.num_seqs : 0;
+    const int64_t max_segs = cp > 0 ? max_segments(d, cp) : 0;
     EXPECT_EQ(tables_fit_one_block(d.max_chunks, cp, max_segs), expect_one_block);
     const Tables a = build(p, cp, TablesPath::Auto), b = build(p, cp, TablesPath::PerTable);
     expect_chunk_table(a, starts);
