@@ -2,6 +2,7 @@
 // per table entry locating its sequence by binary search over the scanned offsets.
 #include "chunk_table.cuh"
 #include "grid_dependency.cuh"
+#include "staged_params.cuh"
 
 namespace gdn::staged {
 namespace {
@@ -17,6 +18,8 @@ __global__ void fill_chunk_table(SeqBounds seqs, int64_t num_seqs, const int64_t
                                  int64_t table_size, ChunkInfo* table, int* ready) {
   wait_for_prior_grids();
   const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  static_assert(kClaimInts <= 256, "block 0 (256 threads) zeroes the claims after the counts");
+  if (ready && c < kClaimInts) ready[table_size + c] = 0;
   if (c >= table_size) return;
   table[c] = chunk_entry(seqs, num_seqs, chunk_first, c);
   if (ready) ready[c] = 0;

@@ -13,7 +13,8 @@ int64_t max_chunks(const gdn_problem& p);
 
 // Fills chunk_first [N + 1] (first chunk index of each sequence; chunk_first[N] = real chunk
 // count) and table [max_chunks] (unused tail entries get len == 0), and zeroes ready
-// [max_chunks] when given (ChunkWorkspace::ready). Two launches on stream.
+// [max_chunks + kClaimInts] when given (ChunkWorkspace::ready, then its claims). Two launches
+// on stream.
 cudaError_t build_chunk_table(const gdn_problem& p, const Dims& d, int64_t* chunk_first,
                               ChunkInfo* table, cudaStream_t stream, int* ready = nullptr);
 

@@ -214,7 +214,11 @@ __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
   const int h = static_cast<int>((blockIdx.x / kVBlocks) % p.d.Hv);
   const int64_t item = blockIdx.x / kVBlocks / p.d.Hv;
   const Segment seg = segment_of(p, item);
-  if (!(seg.flags & Segment::kUsed) || (kTransition && (seg.flags & Segment::kLast))) {
+  // Pass 1 skips a sequence's last segment (nothing follows it) and the M columns of its first
+  // (the fix-up takes the first segment's N, started from h0, as the next start).
+  const bool m_cols = kTransition && int(blockIdx.x % kVBlocks) * BV < kV;
+  if (!(seg.flags & Segment::kUsed) || (kTransition && (seg.flags & Segment::kLast)) ||
+      (m_cols && (seg.flags & Segment::kFirst))) {
     // Beside the prepare kernel, CTA 0 waits for it before it exits, so that this grid
     // completes after it (see the end); the other idle CTAs leave their SM at once.
     if (blockIdx.x == 0) wait_for_prior_grids();
@@ -422,8 +426,10 @@ __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
 template <int BV, class Elem, bool kTransition>
 cudaError_t launch_chunk_loop_cw_mode(const FusedParams& p, unsigned items, cudaStream_t stream) {
   const auto kernel = chunk_loop_cw_kernel<BV, Elem, kTransition>;
-  const size_t smem = FusedCwSmem<BV>::bytes();
-  // Two 106 KB CTAs per SM at BV = 64.
+  // Two 106 KB CTAs per SM at BV = 64; one alone on its SM (p.sm_alone) when padded past half.
+  const size_t smem = p.sm_alone && FusedCwSmem<BV>::bytes() < kAloneLaunchSmem
+                          ? kAloneLaunchSmem
+                          : FusedCwSmem<BV>::bytes();
   const cudaError_t err =
       opt_into_shared_memory(reinterpret_cast<const void*>(kernel), smem, Carveout::MaxShared);
   if (err != cudaSuccess) return err;

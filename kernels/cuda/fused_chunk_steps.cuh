@@ -86,8 +86,14 @@ __device__ __forceinline__ void load_start_element(float& x, const FusedParams& 
                                                    int row, int col, bool transition,
                                                    bool m_part) {
   const Dims& d = p.d;
+  // Pass 1: M from the identity; N from zero, except on a sequence's first segment, whose N
+  // starts from h0: its end state is then the next segment's start itself, and the fix-up
+  // needs no M for it (cp_fixup_kernel; the first segment's M columns are not computed).
   if (transition)
-    x = m_part && row == col ? 1.f : 0.f;
+    x = m_part ? (row == col ? 1.f : 0.f)
+               : ((seg.flags & Segment::kFirst) && p.h0
+                      ? p.h0[staged::state_index(d, seg.seq, h, row, col)]
+                      : 0.f);
   else if (seg.flags & Segment::kFirst)
     x = p.h0 ? p.h0[staged::state_index(d, seg.seq, h, row, col)] : 0.f;
   else

@@ -63,13 +63,14 @@ size_t fixup_smem_bytes() {
   return c.used;
 }
 
-// cp.async of segment i's transfer M (all 128 x 128) and its N columns v0 .. v0 + Cols - 1
-// into buffer b: 16-byte pieces, 32 per M row and Cols / 4 per N row.
+// cp.async of segment i's transfer M (all 128 x 128; with_m) and its N columns v0 ..
+// v0 + Cols - 1 into buffer b: 16-byte pieces, 32 per M row and Cols / 4 per N row.
 template <int Cols>
 __device__ __forceinline__ void load_transfer(const FixupSmem<Cols>& sm, int b, const float* tr,
-                                              int v0) {
+                                              int v0, bool with_m) {
   constexpr int kMPieces = kK * kK / 4, kNPieces = kK * Cols / 4;
-  for (int u = threadIdx.x; u < kMPieces + kNPieces; u += kFixThreads) {
+  for (int u = with_m ? threadIdx.x : kMPieces + threadIdx.x; u < kMPieces + kNPieces;
+       u += kFixThreads) {
     if (u < kMPieces) {
       const int r = u / (kK / 4), c = 4 * (u % (kK / 4));
       fused::cp_async_16(sm.m(b) + r * kLdM + c, tr + r * (2 * kV) + c, 16);
@@ -82,15 +83,16 @@ __device__ __forceinline__ void load_transfer(const FixupSmem<Cols>& sm, int b, 
   fused::cp_async_commit();
 }
 
-// One CTA per (sequence, v-head, Cols-column block). Step i: h = M_i h + N_i (M_i h on the
+// One CTA per (sequence, v-head, Cols-column block). The first segment's N began at h0 in pass
+// 1 (load_start_element), so it is the second segment's start as it is (no M product, no M
+// loaded). Step i > first: h = M_i h + N_i (M_i h on the
 // tensor cores with 3xTF32 split operands: fp32 FFMA order of accuracy, chunk_math.cuh; M
 // split once per k-step for the warp's n-tiles), h written as the start of segment i + 1. The
 // transfers are independent of h, so segment i + 1's copies run during step i: a step costs
 // its 6 Cols mma per warp, not a trip to memory.
 template <int Cols>
 __global__ void __launch_bounds__(kFixThreads)
-    cp_fixup_kernel(Dims d, const float* h0, const int64_t* seg_first, const float* transfer,
-                    float* starts) {
+    cp_fixup_kernel(Dims d, const int64_t* seg_first, const float* transfer, float* starts) {
   wait_for_prior_grids();
   constexpr int kLdH = FixupSmem<Cols>::kLdH;
   const int64_t n = blockIdx.x;
@@ -105,24 +107,21 @@ __global__ void __launch_bounds__(kFixThreads)
   const auto transfer_of = [&](int64_t i) {
     return transfer + (i * d.Hv + h) * int64_t(kK * 2 * kV);
   };
-  load_transfer(sm, 0, transfer_of(first), v0);
-  for (int e = threadIdx.x; e < kK * Cols; e += kFixThreads) {
-    const int r = e / Cols, c = e % Cols;
-    sm.h()[r * kLdH + c] = h0 ? h0[staged::state_index(d, n, h, r, v0 + c)] : 0.f;
-  }
+  load_transfer(sm, 0, transfer_of(first), v0, false);
   const int r0 = 16 * warp;  // this warp's rows
   for (int64_t i = first; i + 1 < last; ++i) {
     const int b = static_cast<int>((i - first) % 2);
     if (i + 2 < last) {  // the next step's transfer, into the other buffer (free since step i-1)
-      load_transfer(sm, 1 - b, transfer_of(i + 1), v0);
+      load_transfer(sm, 1 - b, transfer_of(i + 1), v0, true);
       fused::cp_async_wait(1);
     } else {
       fused::cp_async_wait(0);
     }
     __syncthreads();  // M_i, N_i landed for every thread; h of the previous step complete
     float acc[Cols / 8][4] = {};
-    staged::inverse64::mma_3xtf32_tiles<Cols / 8>(acc, sm.m(b) + r0 * kLdM, kLdM, sm.h(), kLdH,
-                                                  0, kK / 8);
+    if (i != first)
+      staged::inverse64::mma_3xtf32_tiles<Cols / 8>(acc, sm.m(b) + r0 * kLdM, kLdM, sm.h(), kLdH,
+                                                    0, kK / 8);
     __syncthreads();  // every warp's reads of h (and of buffer b) are done
     float* out = starts + ((i + 1) * d.Hv + h) * int64_t(kK * kV) + v0;
 #pragma unroll
@@ -139,15 +138,15 @@ __global__ void __launch_bounds__(kFixThreads)
 }
 
 template <int Cols>
-cudaError_t launch_cp_fixup_cols(const Dims& d, const float* h0, const int64_t* seg_first,
-                                 const float* transfer, float* starts, cudaStream_t stream) {
+cudaError_t launch_cp_fixup_cols(const Dims& d, const int64_t* seg_first, const float* transfer,
+                                 float* starts, cudaStream_t stream) {
   const size_t smem = fixup_smem_bytes<Cols>();
   cudaError_t err = cudaFuncSetAttribute(cp_fixup_kernel<Cols>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(smem));
   if (err != cudaSuccess) return err;
   const dim3 grid(static_cast<unsigned>(d.num_seqs), d.Hv, kV / Cols);
-  return launch_after_prior(cp_fixup_kernel<Cols>, grid, kFixThreads, smem, stream, d, h0,
+  return launch_after_prior(cp_fixup_kernel<Cols>, grid, kFixThreads, smem, stream, d,
                             seg_first, transfer, starts);
 }
 
@@ -174,12 +173,12 @@ int fixup_cols(int64_t num_seqs, int Hv, int sms) {
   return cols;
 }
 
-cudaError_t launch_cp_fixup(const Dims& d, const float* h0, const int64_t* seg_first,
-                            const float* transfer, float* starts, int sms, cudaStream_t stream) {
+cudaError_t launch_cp_fixup(const Dims& d, const int64_t* seg_first, const float* transfer,
+                            float* starts, int sms, cudaStream_t stream) {
   switch (fixup_cols(d.num_seqs, d.Hv, sms)) {
-    case 8: return launch_cp_fixup_cols<8>(d, h0, seg_first, transfer, starts, stream);
-    case 16: return launch_cp_fixup_cols<16>(d, h0, seg_first, transfer, starts, stream);
-    default: return launch_cp_fixup_cols<32>(d, h0, seg_first, transfer, starts, stream);
+    case 8: return launch_cp_fixup_cols<8>(d, seg_first, transfer, starts, stream);
+    case 16: return launch_cp_fixup_cols<16>(d, seg_first, transfer, starts, stream);
+    default: return launch_cp_fixup_cols<32>(d, seg_first, transfer, starts, stream);
   }
 }
 

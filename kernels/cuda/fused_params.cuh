@@ -83,6 +83,10 @@ struct FusedParams {
   // tiles, and the kernel waits for the prior grids only before it exits (so that its
   // completion still implies theirs). nullptr: launched after the prior grids completed.
   const int* ready;
+  // Beside the prepare kernel in the exclusive overlap (the column-warp loop only): the launch
+  // asks for kAloneLaunchSmem bytes of shared memory at least, so that no two of its CTAs share
+  // an SM; they take the SMs the prepare grid left (staged::ChunkWorkspace::claims) one each.
+  bool sm_alone;
   const Segment* segs;  // nullptr: one segment per sequence (no CP)
   const float* starts;  // CP: corrected start states
   float* transfer;      // CP pass 1 output
@@ -92,6 +96,9 @@ struct FusedParams {
   // (fused_tensor_maps.cuh); the kernel takes the block as a __grid_constant__ parameter.
   CUtensorMap tmap_q, tmap_k, tmap_v;
 };
+
+// More than half of an SM's 228 KB (Hopper) with the per-CTA reserve: one CTA per SM.
+inline constexpr size_t kAloneLaunchSmem = 116 * 1024;
 
 // Padded strides (elements): a 16-byte pad per row keeps ldmatrix conflict-free.
 inline constexpr int kLdQK = kK + 8;   // 16-bit q, k rows

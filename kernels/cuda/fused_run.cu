@@ -42,7 +42,7 @@ FusedWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConf
   if (config.roles == WarpRoles::ColumnWarps) {
     w.scores16 = c.take<uint16_t>(d.max_chunks * d.Hv * kC * kC);
     w.gate_ef = c.take<float>(d.max_chunks * d.Hv * 2 * kC);
-    w.ready = c.take<int>(d.max_chunks);
+    w.ready = c.take<int>(d.max_chunks + staged::kClaimInts);  // the counts, then the claims
   }
   if (cp > 0) {
     w.max_segs = max_segments(d, cp);
@@ -148,11 +148,13 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   staged::WorkspaceCarver carver{static_cast<char*>(a.workspace)};
   const FusedWorkspace w = carve(carver, d, c);
 
-  // The first chunk loop launches beside the prepare kernel (FusedParams::ready) or after it.
+  // The first chunk loop launches beside the prepare kernel (FusedParams::ready) or after it;
+  // beside it, exclusive: on SMs the prepare grid leaves to its CTAs, one each.
   const int sms = staged::device_sm_count();  // once per call: the rule and the prepare grid
-  const bool overlap =
-      overlaps_prepare(c, d.num_seqs, d.max_chunks, d.Hv, sms, prepare_overlap_setting());
-  int* const ready = overlap ? w.ready : nullptr;
+  const OverlapMode overlap =
+      prepare_overlap_mode(c, d.num_seqs, d.max_chunks, d.Hv, sms, prepare_overlap_setting());
+  int* const ready = overlap != OverlapMode::None ? w.ready : nullptr;
+  const bool exclusive = overlap == OverlapMode::Exclusive;
   // The segment table depends only on the chunk table: built with it before the prepare
   // kernel, so that CP pass 1 can follow the prepare kernel directly (and launch beside it).
   cudaError_t err = build_tables(p, d, c.cp_segment_chunks, w.chunk_first, w.table, ready,
@@ -174,6 +176,11 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     // The column-warp loop bulk-copies T and P straight into wgmma operand tiles.
     prep.ws.swizzled16 = c.roles == WarpRoles::ColumnWarps;
     prep.ws.ready = ready;
+    if (exclusive) {
+      prep.ws.claims = w.ready + d.max_chunks;
+      prep.ws.reserved_sms =
+          static_cast<int>(first_loop_ctas(c, d.num_seqs, d.max_chunks, d.Hv));
+    }
     if (ready) set_prepare_order(prep.ws, d, c.cp_segment_chunks, w);
     err = staged::launch_prepare(prep, sms, s);
   }
@@ -195,6 +202,7 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   fp.stages = c.stages;
   fp.mode = Mode::Output;
   fp.ready = ready;  // the first loop launch only: the next ones follow completed grids
+  fp.sm_alone = exclusive;
   if (err == cudaSuccess && c.roles == WarpRoles::ColumnWarps && d.Ttot > 0) {
     err = encode_token_tile_map(&fp.tmap_q, a.q, d.Hk, d.Ttot, d.in_bf16);
     if (err == cudaSuccess) err = encode_token_tile_map(&fp.tmap_k, a.k, d.Hk, d.Ttot, d.in_bf16);
@@ -210,9 +218,10 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   fp.mode = Mode::Transition;  // pass 1: [M | N] of every segment but the last
   if (err == cudaSuccess) err = launch_loop(fp, c, w.max_segs, 2 * kV, s);
   if (err == cudaSuccess)
-    err = launch_cp_fixup(d, a.h0, w.seg_first, w.transfer, w.starts, sms, s);
+    err = launch_cp_fixup(d, w.seg_first, w.transfer, w.starts, sms, s);
   fp.mode = Mode::Output;
   fp.ready = nullptr;  // after the fix-up, which completed after pass 1 and so the prepare kernel
+  fp.sm_alone = false;
   if (err == cudaSuccess) err = launch_loop(fp, c, w.max_segs, kV, s);
   return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
 }

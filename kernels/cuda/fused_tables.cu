@@ -29,6 +29,8 @@ __global__ void __launch_bounds__(kScanThreads)
     table[c] = staged::chunk_entry(seqs, num_seqs, chunk_first, c);
     if (ready) ready[c] = 0;
   }
+  if (ready)  // the exclusive overlap's SM claims follow the counts (staged::kClaimInts)
+    for (int c = threadIdx.x; c < staged::kClaimInts; c += kScanThreads) ready[max_chunks + c] = 0;
   if (seg_chunks <= 0) return;  // uniform
   staged::block_exclusive_scan(
       num_seqs, [&](int64_t n) { return segment_count(chunk_first, n, seg_chunks); }, seg_first);

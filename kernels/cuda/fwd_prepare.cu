@@ -15,6 +15,8 @@
 // instead of once per V-block and chunk step). Every output is bit-identical to computing the
 // products per v-head: the same fp32 sums, scaled by the same factors. T depends only on k,
 // beta and g, so the backward reuses this kernel unchanged.
+#include <algorithm>
+
 #include "block_tile.cuh"
 #include "chunk_math.cuh"
 #include "fused_mma.cuh"  // the mma.sync / ldmatrix wrappers (shared with the fused family)
@@ -400,6 +402,48 @@ __device__ int64_t longest_unit(const ChunkWorkspace& ws) {
   return static_cast<int64_t>(longest);
 }
 
+// Whether this CTA works (true) or leaves its SM to the loop (false; exclusive overlap,
+// ChunkWorkspace::claims). The first CTA to land on an SM decides for every CTA there: the
+// k-th SM to be decided is reserved when k is odd and fewer than reserved_sms SMs are, so the
+// first SM always works (the loop, which waits on this grid's items, never waits on an empty
+// grid, however few SMs the grid finds) and reserved SMs alternate with working ones until
+// reserved_sms are reserved. SM ids past the claims (kMaxSmIds) always work.
+__device__ bool claim_sm_for_work(const ChunkWorkspace& ws) {
+  __shared__ int role;
+  if (threadIdx.x == 0) {
+    unsigned smid;
+    asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid));
+    int r = kClaimWorking;
+    if (smid < unsigned(kMaxSmIds)) {
+      int* const state = ws.claims + smid;
+      r = atomicCAS(state, 0, kClaimDeciding);
+      if (r == 0) {
+        const int k = atomicAdd(ws.claims + kClaimDecided, 1);
+        r = (k % 2 == 1 && k / 2 < ws.reserved_sms) ? kClaimReserved : kClaimWorking;
+        atomicExch(state, r);
+      }
+      while (r == kClaimDeciding) {  // the SM's decider (resident beside this CTA) is deciding
+        __nanosleep(32);
+        r = atomicAdd(state, 0);
+      }
+    }
+    role = r;
+  }
+  __syncthreads();
+  return role != kClaimReserved;
+}
+
+// The next item of the grid's shared queue (exclusive overlap): thread 0 takes it, the block
+// reads it between two barriers (an item may return without meeting one: an empty chunk).
+__device__ unsigned next_queued_item(const ChunkWorkspace& ws) {
+  __shared__ unsigned next;
+  if (threadIdx.x == 0) next = atomicAdd(reinterpret_cast<unsigned*>(ws.claims + kClaimNextItem), 1u);
+  __syncthreads();
+  const unsigned item = next;
+  __syncthreads();
+  return item;
+}
+
 // Items over a 1-D grid, CTA b taking items b, b + gridDim.x, ...; an item is a chunk and a
 // run of `heads` v-heads (runs = Hv / heads runs per chunk, adjacent items). Ordinarily the
 // grid has one CTA per item, chunk by chunk. With p.ws.ready set the grid is persistent (at
@@ -407,7 +451,10 @@ __device__ int64_t longest_unit(const ChunkWorkspace& ws) {
 // dependent launch at once (the consumer polls the per-chunk counts instead of waiting for
 // this grid to complete), and takes the chunks in the consumer's order (order_bounds: offset
 // within the unit, then unit) unless the units are so ragged that more than half the
-// (offset, unit) slots would be empty; then chunk by chunk.
+// (offset, unit) slots would be empty; then chunk by chunk. With p.ws.claims set as well
+// (exclusive overlap) the grid has four CTAs per SM, those on the SMs reserved for the loop
+// exit at once (claim_sm_for_work), and the others take the items in the same order from a
+// shared queue (a fixed stride would lose the items of the CTAs that left).
 // Elem: the 16-bit input dtype (d.in_bf16), one instance each, chosen at launch.
 template <class Elem>
 __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int heads, unsigned runs,
@@ -418,6 +465,7 @@ __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int h
   int64_t unit_chunks = 0;
   if (ws.ready) {
     allow_dependents_to_launch();
+    if (ws.claims && !claim_sm_for_work(ws)) return;  // the SM is left to the loop
     if (ws.order_bounds) {
       unit_chunks = ws.order_unit_chunks > 0 ? ws.order_unit_chunks : longest_unit(ws);
       ordered = order_by_unit(ws.order_units, unit_chunks, ws.chunk_first[p.d.num_seqs]);
@@ -425,7 +473,9 @@ __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int h
   }
   const int64_t slots = ordered ? ws.order_units * unit_chunks : p.d.max_chunks;
   const int64_t items = slots * runs;
-  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+  const bool queued = ws.ready && ws.claims;
+  for (int64_t item = queued ? next_queued_item(ws) : blockIdx.x; item < items;
+       item = queued ? next_queued_item(ws) : item + gridDim.x) {
     const int64_t slot = item / runs;
     const int h0 = static_cast<int>(item - slot * runs) * heads;
     int64_t chunk = slot;
@@ -485,10 +535,18 @@ cudaError_t launch_prepare(const FwdParams& p, int sms, cudaStream_t stream) {
   // (chunk, head) indices stay below 2^31 (int in the kernel), and so does gridDim.x.
   const int64_t pairs = p.d.max_chunks * int64_t(p.d.Hv);
   if (pairs > int64_t(INT32_MAX)) return cudaErrorInvalidConfiguration;
-  const int64_t slots = (p.ws.ready ? kPersistentCtasPerSm : 4) * int64_t{sms > 0 ? sms : 132};
+  const int64_t sm_count = sms > 0 ? sms : 132;
+  // Resident CTAs that work: four per SM, two per SM beside a loop CTA (shared overlap), four
+  // per SM on the SMs not reserved for the loop (exclusive).
+  const bool exclusive = p.ws.ready && p.ws.claims;
+  const int64_t working_sms = exclusive ? std::max<int64_t>(1, sm_count - p.ws.reserved_sms) : sm_count;
+  const int64_t slots = (p.ws.ready && !exclusive ? kPersistentCtasPerSm : 4) * working_sms;
   const int heads = heads_per_cta(p.d, slots);
   const int64_t items = pairs / heads;  // chunk by chunk; at most twice as many when ordered
-  const int64_t ctas = p.ws.ready && 2 * items > slots ? slots : (p.ws.ready ? 2 * items : items);
+  // Exclusive: four CTAs on every SM (those on reserved SMs leave; the queue shares the items).
+  const int64_t ctas = exclusive ? 4 * sm_count
+                       : p.ws.ready && 2 * items > slots ? slots
+                       : (p.ws.ready ? 2 * items : items);
   return launch_after_prior(kernel, static_cast<unsigned>(ctas), kThreads, smem, stream, p,
                             heads, static_cast<unsigned>(p.d.Hv / heads),
                             RunIndex{RunIndex::multiplier(heads)});

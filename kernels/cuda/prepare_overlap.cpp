@@ -9,7 +9,8 @@ std::optional<PrepareOverlap> parse_prepare_overlap(const char* value) {
   if (value == nullptr || value[0] == '\0') return PrepareOverlap::Rule;
   const std::string_view v{value};
   if (v == "0") return PrepareOverlap::Off;
-  if (v == "1") return PrepareOverlap::On;
+  if (v == "1") return PrepareOverlap::Shared;
+  if (v == "2") return PrepareOverlap::Exclusive;
   return std::nullopt;
 }
 
@@ -23,16 +24,26 @@ int64_t first_loop_ctas(const KernelConfig& c, int64_t num_seqs, int64_t max_chu
   const int64_t cp = c.cp_segment_chunks;
   const int64_t segments = (max_chunks + cp - 1) / cp;
   const int64_t non_last = segments > num_seqs ? segments - num_seqs : 0;
-  return non_last * hv * (2 * 128 / c.block_v);
+  // A sequence's first segment (when it is not also its last) runs only its N columns: at
+  // most min(N, non_last) of the non-last segments are first ones.
+  const int64_t firsts = non_last < num_seqs ? non_last : num_seqs;
+  return (2 * non_last - firsts) * hv * (128 / c.block_v);
 }
 
-bool overlaps_prepare(const KernelConfig& c, int64_t num_seqs, int64_t max_chunks, int64_t hv,
-                      int sms, PrepareOverlap setting) {
+OverlapMode prepare_overlap_mode(const KernelConfig& c, int64_t num_seqs, int64_t max_chunks,
+                                 int64_t hv, int sms, PrepareOverlap setting) {
   const bool can = c.family == Family::Fused && c.roles == WarpRoles::ColumnWarps && c.block_v == 64;
-  if (!can || setting == PrepareOverlap::Off) return false;
-  if (setting == PrepareOverlap::On) return true;
+  if (!can || setting == PrepareOverlap::Off) return OverlapMode::None;
   const int64_t ctas = first_loop_ctas(c, num_seqs, max_chunks, hv);
-  return ctas > 0 && ctas <= sms;
+  const bool fits_alone = ctas > 0 && ctas < sms;  // at least one SM left to the prepare
+  switch (setting) {
+    case PrepareOverlap::Shared: return OverlapMode::Shared;
+    case PrepareOverlap::Exclusive: return fits_alone ? OverlapMode::Exclusive : OverlapMode::Shared;
+    default: break;
+  }
+  if (ctas > 0 && 2 * ctas <= sms) return OverlapMode::Exclusive;
+  if (ctas > 0 && ctas <= sms) return OverlapMode::Shared;
+  return OverlapMode::None;
 }
 
 }  // namespace gdn::fused

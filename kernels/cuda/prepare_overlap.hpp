@@ -1,6 +1,12 @@
 // Whether the fused forward's first chunk loop launches beside the prepare kernel (its
-// programmatic dependent, polling per-chunk ready counts while a persistent prepare grid of
-// two CTAs per SM fills the rest of each SM; fused_run.cu) or after it has completed.
+// programmatic dependent, polling per-chunk ready counts) or after it has completed, and
+// beside it how (fused_run.cu):
+//   Shared:    a persistent prepare grid of two CTAs per SM fills the rest of each SM, a loop
+//              CTA beside two prepare CTAs;
+//   Exclusive: the prepare grid leaves as many SMs as the loop has CTAs (its CTAs there exit
+//              at once) and runs four CTAs on each of the others; the loop's CTAs, padded to
+//              more than half an SM's shared memory, take the free SMs one each, so that no
+//              prepare CTA competes with a loop CTA for its SM's tensor cores and issue slots.
 // Host-only and pure, so the rule is tested without a GPU.
 #pragma once
 
@@ -13,9 +19,14 @@
 namespace gdn::fused {
 
 // GDN_PREPARE_OVERLAP, a benchmarking and debugging override of the rule: unset or empty:
-// the rule; "0": never; "1": wherever the loop can (the 64-column column-warp loop).
-enum class PrepareOverlap { Rule, Off, On };
+// the rule; "0": never; "1": shared wherever the loop can (the 64-column column-warp loop);
+// "2": exclusive wherever the loop can and its first launch has fewer CTAs than the GPU has
+// SMs (else shared).
+enum class PrepareOverlap { Rule, Off, Shared, Exclusive };
 inline constexpr const char* kPrepareOverlapEnv = "GDN_PREPARE_OVERLAP";
+
+// How the first loop launch runs: after the prepare kernel, or beside it (shared, exclusive).
+enum class OverlapMode { None, Shared, Exclusive };
 
 // The setting a value of the variable names (nullptr: unset); nullopt for any other value.
 std::optional<PrepareOverlap> parse_prepare_overlap(const char* value);
@@ -25,15 +36,17 @@ PrepareOverlap prepare_overlap_setting();
 
 // CTAs of the first chunk-loop launch after the prepare kernel: the Output pass without CP
 // (num_seqs x Hv x 128 / block_v), CP pass 1 with it (its working CTAs, estimated from the
-// chunk count: every segment but each sequence's last, over the [M | N] columns).
+// chunk count: every segment but each sequence's last, over the [M | N] columns, but only
+// the N columns of a sequence's first segment).
 int64_t first_loop_ctas(const KernelConfig& c, int64_t num_seqs, int64_t max_chunks, int64_t hv);
 
 // The loop's CTA fits on an SM beside two prepare CTAs only at 64 columns (the 128-column one
-// takes the whole register file). The rule: overlap when the first loop launch has at most one
-// CTA per SM (measured, session 7: then the loop alone leaves most of the GPU to the
-// prepare; with more, the loop's CTAs past one per SM wait for the prepare grid to finish, and
-// the prepare runs at half its occupancy).
-bool overlaps_prepare(const KernelConfig& c, int64_t num_seqs, int64_t max_chunks, int64_t hv,
-                      int sms, PrepareOverlap setting);
+// takes the whole register file). The rule: exclusive when the first loop launch has at most
+// one CTA per two SMs (the prepare then keeps at least half of the SMs, at full occupancy);
+// shared up to one CTA per SM (measured, session 7: then the loop alone leaves most of the GPU
+// to the prepare; with more, the loop's CTAs past one per SM wait for the prepare grid to
+// finish, and the prepare runs at half its occupancy); else after the prepare kernel.
+OverlapMode prepare_overlap_mode(const KernelConfig& c, int64_t num_seqs, int64_t max_chunks,
+                                 int64_t hv, int sms, PrepareOverlap setting);
 
 }  // namespace gdn::fused

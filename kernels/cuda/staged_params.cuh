@@ -10,7 +10,8 @@
 //   gate_ef [max_chunks, Hv, 2, 64]  e = exp(gamma), f = exp(gamma_last - gamma) per chunk row
 //                                    (rows past a chunk's end repeat its last gamma; the
 //                                    column-warp fused loop only)
-//   ready  [max_chunks] int          prepared v-heads per chunk (fused forward, overlapped)
+//   ready  [max_chunks + kClaimInts] int  prepared v-heads per chunk (fused forward,
+//                                    overlapped), then the SM claims of the exclusive overlap
 //   states [max_chunks, Hv, K, V]    state at each chunk's start
 //   vnew   [Ttot, Hv, V]             V_new = T diag(beta) (V - diag(e) K S)
 // backward only:
@@ -24,6 +25,16 @@
 #include "staged_common.cuh"
 
 namespace gdn::staged {
+
+// The SM claims of the prepare kernel's exclusive overlap (ChunkWorkspace::claims), zeroed with
+// the ready counts (they follow them in one buffer): a state per SM id (0 undecided, then
+// kClaimDeciding, kClaimReserved or kClaimWorking), the count of SMs decided so far and the
+// next item of the grid's shared work queue. kClaimInts fits one 256-thread block, so that
+// the block that zeroes the first ready counts zeroes them too.
+inline constexpr int kMaxSmIds = 254;
+inline constexpr int kClaimDecided = kMaxSmIds, kClaimNextItem = kMaxSmIds + 1;
+inline constexpr int kClaimInts = kMaxSmIds + 2;
+inline constexpr int kClaimDeciding = 1, kClaimReserved = 2, kClaimWorking = 3;
 
 struct ChunkWorkspace {
   int64_t* chunk_first = nullptr;
@@ -42,6 +53,13 @@ struct ChunkWorkspace {
   // the prepare kernel's consumer launches beside it and polls these counts (the column-warp
   // fused loop); nullptr otherwise.
   int* ready = nullptr;
+  // With ready set, the exclusive overlap (fused_run.cu): claims = ready + max_chunks, and the
+  // first reserved_sms SMs on which a CTA of the grid lands are left to the loop (every CTA
+  // that lands there exits at once; the loop's CTAs, launched next and too large to share an
+  // SM, then take them alone), while the CTAs on the other SMs take items from a shared queue
+  // (claims[kClaimNextItem]). nullptr: every CTA works, items by a fixed stride.
+  int* claims = nullptr;
+  int reserved_sms = 0;
   // With ready set, the order of the prepare kernel's items: by a chunk's offset within its
   // unit first, then by unit, so that the consumer, which starts every unit (sequence or CP
   // segment) at once and walks it chunk by chunk, finds its chunks prepared in the order it

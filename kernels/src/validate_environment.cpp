@@ -12,8 +12,8 @@ gdn_status validate_environment(std::string_view where) {
   if (!fused::parse_prepare_overlap(overlap))
     return reject(GDN_ERROR_INVALID_ARGUMENT, where,
                   cat("environment variable ", fused::kPrepareOverlapEnv),
-                  "unset, empty, 0 (never overlap the prepare kernel) or 1 (overlap wherever "
-                  "the kernel can)",
+                  "unset, empty, 0 (never overlap the prepare kernel), 1 (shared overlap "
+                  "wherever the kernel can) or 2 (exclusive overlap wherever it fits)",
                   cat('"', overlap, '"'));
   return GDN_OK;
 }

@@ -1,5 +1,6 @@
 // The prepare kernel beside the column-warp loop (persistent grid, per-chunk ready counts,
-// chunks taken in the loop's order or chunk by chunk when the units are too ragged): the
+// chunks taken in the loop's order or chunk by chunk when the units are too ragged; sharing
+// the loop's SMs, or leaving SMs to the loop and taking its items from a queue): the
 // outputs are bit-identical to the loop launched after the prepare kernel has completed, and
 // match the float64 oracle, for every registered 64-column column-warp variant (with and
 // without CP), on shapes that take each prepare order.
@@ -79,7 +80,7 @@ TEST(FusedPrepareOverlap, SameBitsBesideAndAfterThePrepareKernel) {
     for (const Variant* v : narrow_cw) {
       SCOPED_TRACE(v->name() + " on " + cases[i].name);
       ASSERT_TRUE(v->can_implement(dc.problem).ok) << v->can_implement(dc.problem).reason;
-      FwdRun after, beside, by_rule;
+      FwdRun after, beside, alone, by_rule;
       {
         const OverlapSetting off("0");
         after = run_forward(*v, dc);
@@ -89,16 +90,23 @@ TEST(FusedPrepareOverlap, SameBitsBesideAndAfterThePrepareKernel) {
         beside = run_forward(*v, dc);
       }
       {
+        const OverlapSetting exclusive("2");
+        alone = run_forward(*v, dc);
+      }
+      {
         const OverlapSetting rule(nullptr);
         by_rule = run_forward(*v, dc);
       }
       ASSERT_EQ(after.status, GDN_OK);
       ASSERT_EQ(beside.status, GDN_OK);
+      ASSERT_EQ(alone.status, GDN_OK);
       ASSERT_EQ(by_rule.status, GDN_OK);
       const CheckReport vs_oracle = check_forward(c, r, beside.out);
       EXPECT_TRUE(vs_oracle.passed()) << vs_oracle.summary();
       worst.note(vs_oracle);
       EXPECT_TRUE(same_bits(after.out, beside.out)) << "beside the prepare kernel differs from after it";
+      EXPECT_TRUE(same_bits(after.out, alone.out))
+          << "beside the prepare kernel on SMs of its own differs from after it";
       EXPECT_TRUE(same_bits(after.out, by_rule.out)) << "the rule's choice differs from after it";
     }
   }
