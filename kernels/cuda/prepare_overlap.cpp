@@ -41,7 +41,13 @@ OverlapMode prepare_overlap_mode(const KernelConfig& c, int64_t num_seqs, int64_
     case PrepareOverlap::Exclusive: return fits_alone ? OverlapMode::Exclusive : OverlapMode::Shared;
     default: break;
   }
-  if (ctas > 0 && 2 * ctas <= sms) return OverlapMode::Exclusive;
+  // The loop's units: CP segments (cp chunks), else the sequences (their mean length: the
+  // longest is not known here without a device copy).
+  const int64_t seq_chunks = num_seqs > 0 ? max_chunks / num_seqs : 0;
+  const int64_t unit_chunks =
+      c.cp_segment_chunks > 0 && c.cp_segment_chunks < seq_chunks ? c.cp_segment_chunks : seq_chunks;
+  if (ctas > 0 && 2 * ctas <= sms && unit_chunks >= kMinExclusiveUnitChunks)
+    return OverlapMode::Exclusive;
   if (ctas > 0 && ctas <= sms) return OverlapMode::Shared;
   return OverlapMode::None;
 }

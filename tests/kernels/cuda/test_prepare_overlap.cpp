@@ -56,14 +56,18 @@ TEST(PrepareOverlap, RuleIsExclusiveUpToHalfTheSmsAndSharedUpToAll) {
   // The same on GPUs with 512 and 1024 SMs.
   EXPECT_EQ(prepare_overlap_mode(cw64, 4, 512, 64, 512, rule), OverlapMode::Shared);
   EXPECT_EQ(prepare_overlap_mode(cw64, 4, 512, 64, 1024, rule), OverlapMode::Exclusive);
+  // Units shorter than 64 chunks share: 1 x 2048 (32 chunks) at 8/32, 4 x 2048 at 2/8.
+  EXPECT_EQ(prepare_overlap_mode(cw64, 1, 32, 32, 132, rule), OverlapMode::Shared);
+  EXPECT_EQ(prepare_overlap_mode(cw64, 4, 128, 8, 132, rule), OverlapMode::Shared);
+  EXPECT_EQ(prepare_overlap_mode(cw64, 1, 64, 32, 132, rule), OverlapMode::Exclusive);
   // CP pass 1 of 1 x 32768 at 2/8 in 64-chunk segments: 208 CTAs.
   EXPECT_EQ(prepare_overlap_mode(column_warps(64, 64), 1, 512, 8, 132, rule), OverlapMode::None);
   // CP pass 1 of 1 x 8192 at 2/8 in 16-chunk segments: (7 x 4 - 2) x 8 = 208 CTAs; in 32-chunk
   // ones (3 x 4 - 2) x 8 = 80.
   EXPECT_EQ(prepare_overlap_mode(column_warps(64, 16), 1, 128, 8, 132, rule), OverlapMode::None);
   EXPECT_EQ(prepare_overlap_mode(column_warps(64, 32), 1, 128, 8, 132, rule), OverlapMode::Shared);
-  // ... at 2/4 in 32-chunk segments: 40 CTAs.
-  EXPECT_EQ(prepare_overlap_mode(column_warps(64, 32), 1, 128, 4, 132, rule), OverlapMode::Exclusive);
+  // ... at 2/4 in 32-chunk segments: 40 CTAs, but segments shorter than 64 chunks.
+  EXPECT_EQ(prepare_overlap_mode(column_warps(64, 32), 1, 128, 4, 132, rule), OverlapMode::Shared);
   // ... at 2/8 in 64-chunk segments: (4 - 2) x 8 = 16 CTAs.
   EXPECT_EQ(prepare_overlap_mode(column_warps(64, 64), 1, 128, 8, 132, rule), OverlapMode::Exclusive);
   // No pass-1 work: nothing would launch beside the prepare kernel.
