@@ -40,10 +40,18 @@
 //               fix-up with prefetched transfers made short segments cheap; a CPU test replays
 //               the sweep): the slots are the SMs (one CTA each, not its two per SM); CP when
 //               the unsplit launch leaves more than half of them idle and the longest sequence
-//               has at least 64 chunks (shorter ones mostly ran best unsplit); a segment
+//               has at least 64 chunks (shorter ones mostly ran best unsplit). With the
+//               exclusive prepare overlap (64 columns, at most one CTA per two SMs: the
+//               prepare kernel runs on the SMs the loop leaves; session 9) the unsplit loop
+//               got 5-19 % faster, and CP now pays only while the CTAs busy along the longest
+//               chain (each sequence's CTAs weighted by its length over the longest's) are
+//               under 2/5 of the SMs: unsplit at 64 CTAs (1 x 32768 at 32/32: 0.77 ms against
+//               0.98 in 128-chunk segments), split at 48 (8/24: 0.61 against 0.72) and for
+//               ragged pairs whose long sequence dominates (28672 + 4096 at 16/16: 0.53
+//               against 0.63). Replayed over the session-9 sweep: 1.7 %, worst 1.26x. A segment
 //               length's CTAs are those of every sequence's segments (about total chunks /
 //               segment), and the longest segment that fills 3/4 of the SMs wins, else the
-//               shortest that splits. Against the fastest variant of each of the 171 anchor
+//               shortest that splits. On the session-6 sweep, against the fastest variant of each of the 171 anchor
 //               rows the rule (with step 2) is 2.2 % slower (geometric mean, worst row 1.23x);
 //               the session-5 step (a quarter idle, 96 chunks) with the fill rule's block_v
 //               would be 3.4 % (worst 1.30x) on the same sweep.
@@ -129,11 +137,19 @@ int choose_cp_segment_cw(const SelectionInput& in, int block_v, const std::set<i
   const bool off_available = segments.count(0) != 0;
   const int64_t slots = in.sm_count;
   const int64_t longest_chunks = ceil_div(in.longest, kChunk);
-  const bool half_busy = 2 * ctas_without_cp(in, block_v) >= slots;
-  if ((half_busy || longest_chunks < kCwCpMinChunks) && off_available) return 0;
   const int64_t tokens = in.tokens > 0 ? in.tokens : in.num_seqs * in.longest;
   const int64_t total_chunks = ceil_div(tokens, kChunk);
   const int64_t ctas_per_segment = int64_t{in.Hv} * ceil_div(in.V, block_v);
+  const int64_t ctas = ctas_without_cp(in, block_v);
+  // Unsplit at 64 columns with at most one CTA per two SMs, the prepare kernel runs beside the
+  // loop on the SMs its CTAs leave (prepare_overlap.hpp, exclusive): then CP only pays while
+  // the CTAs busy along the longest chain, total chunks / longest chunks sequences' worth, are
+  // under 2/5 of the SMs. Else CP when more than half of the SMs would idle.
+  const bool exclusive_overlap = block_v == 64 && 2 * ctas <= slots;
+  const bool idle = exclusive_overlap
+                        ? 5 * ctas_per_segment * total_chunks < 2 * slots * std::max<int64_t>(1, longest_chunks)
+                        : 2 * ctas < slots;
+  if ((!idle || longest_chunks < kCwCpMinChunks) && off_available) return 0;
   int best_filling = 0, shortest_splitting = 0;
   for (int segment : segments) {  // ascending
     if (segment == 0 || segment >= longest_chunks) continue;  // would not split anything

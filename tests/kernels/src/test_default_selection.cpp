@@ -240,12 +240,21 @@ TEST(DefaultSelection, ColumnWarpContextParallelismFollowsTheSession5Sweep) {
   // 1 x 2048 tokens at 8 heads: 16 CTAs, but 32 chunks are under 96: unsplit (4-chunk
   // segments, the old rule's pick, ran 2.6x slower).
   EXPECT_EQ(space.pick(shape(1, 2048, 8)), gdn::config_name(cw(0)));
-  // 4 x 8192 at 8 heads: 64 CTAs. Every sequence's segments count: 64-chunk segments give
-  // 4 x 2 x 16 = 128 CTAs, the longest that fill 3/4 of the SMs (counting the longest
-  // sequence's alone, 16-chunk ones would be taken).
-  EXPECT_EQ(space.pick(shape(4, 8192, 8)), gdn::config_name(cw(64)));
-  // 2 sequences (longest 24576 tokens, 32768 in all) at 16 heads: 64 CTAs, half the SMs:
-  // split, 128-chunk segments (4 x 32 = 128 CTAs; 1.42x faster than unsplit on the H200).
+  // 4 x 8192 at 8 heads: 64 CTAs, at most one per two SMs: the prepare kernel runs beside the
+  // loop on the other SMs (exclusive overlap), and unsplit wins (session-9 sweep: 0.214 ms
+  // against 0.232 in 64-chunk segments).
+  EXPECT_EQ(space.pick(shape(4, 8192, 8)), gdn::config_name(cw(0)));
+  // At 4 heads (32 CTAs, under 2/5 of the SMs busy) it splits. Every sequence's segments
+  // count: 64-chunk segments give 4 x 2 x 8 = 64 CTAs, 16-chunk ones 256, the longest that
+  // fill 3/4 of the SMs (counting the longest sequence's alone, 4-chunk ones would be taken).
+  EXPECT_EQ(space.pick(shape(4, 8192, 4)), gdn::config_name(cw(16)));
+  // One sequence of 32768 tokens: at 32 heads (64 CTAs) unsplit (0.77 ms against 0.98 in
+  // 128-chunk segments), at 24 heads (48 CTAs) split (0.61 against 0.72 unsplit).
+  EXPECT_EQ(space.pick(shape(1, 32768, 32)), gdn::config_name(cw(0)));
+  EXPECT_NE(space.pick(shape(1, 32768, 24)), gdn::config_name(cw(0)));
+  // 2 sequences (longest 24576 tokens, 32768 in all) at 16 heads: 64 CTAs, but along the
+  // longest chain 32 x 512 / 384 = 43 of them busy: split, 128-chunk segments (4 x 32 = 128
+  // CTAs; 1.42x faster than unsplit on the H200 in session 5, 1.37x in session 9).
   SelectionInput two = shape(2, 24576, 16);
   two.tokens = 32768;
   EXPECT_EQ(space.pick(two), gdn::config_name(cw(128)));
