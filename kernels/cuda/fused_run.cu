@@ -149,12 +149,12 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   const FusedWorkspace w = carve(carver, d, c);
 
   // The first chunk loop launches beside the prepare kernel (FusedParams::ready) or after it;
-  // beside it, exclusive or paired: on SMs the prepare grid leaves to its CTAs, one or two each.
+  // beside it, exclusive: on SMs the prepare grid leaves to its CTAs, one each.
   const int sms = staged::device_sm_count();  // once per call: the rule and the prepare grid
   const OverlapMode overlap =
       prepare_overlap_mode(c, d.num_seqs, d.max_chunks, d.Hv, sms, prepare_overlap_setting());
   int* const ready = overlap != OverlapMode::None ? w.ready : nullptr;
-  const bool exclusive = overlap == OverlapMode::Exclusive || overlap == OverlapMode::Paired;
+  const bool exclusive = overlap == OverlapMode::Exclusive;
   // The segment table depends only on the chunk table: built with it before the prepare
   // kernel, so that CP pass 1 can follow the prepare kernel directly (and launch beside it).
   cudaError_t err = build_tables(p, d, c.cp_segment_chunks, w.chunk_first, w.table, ready,
@@ -178,8 +178,8 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     prep.ws.ready = ready;
     if (exclusive) {
       prep.ws.claims = w.ready + d.max_chunks;
-      prep.ws.reserved_sms = static_cast<int>(
-          reserved_sms(overlap, first_loop_ctas(c, d.num_seqs, d.max_chunks, d.Hv)));
+      prep.ws.reserved_sms =
+          static_cast<int>(first_loop_ctas(c, d.num_seqs, d.max_chunks, d.Hv));
     }
     if (ready) set_prepare_order(prep.ws, d, c.cp_segment_chunks, w);
     err = staged::launch_prepare(prep, sms, s);
@@ -202,7 +202,7 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   fp.stages = c.stages;
   fp.mode = Mode::Output;
   fp.ready = ready;  // the first loop launch only: the next ones follow completed grids
-  fp.sm_alone = overlap == OverlapMode::Exclusive;  // paired: two per SM, unpadded
+  fp.sm_alone = exclusive;
   if (err == cudaSuccess && c.roles == WarpRoles::ColumnWarps && d.Ttot > 0) {
     err = encode_token_tile_map(&fp.tmap_q, a.q, d.Hk, d.Ttot, d.in_bf16);
     if (err == cudaSuccess) err = encode_token_tile_map(&fp.tmap_k, a.k, d.Hk, d.Ttot, d.in_bf16);

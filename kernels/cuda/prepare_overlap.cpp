@@ -11,7 +11,6 @@ std::optional<PrepareOverlap> parse_prepare_overlap(const char* value) {
   if (v == "0") return PrepareOverlap::Off;
   if (v == "1") return PrepareOverlap::Shared;
   if (v == "2") return PrepareOverlap::Exclusive;
-  if (v == "3") return PrepareOverlap::Paired;
   return std::nullopt;
 }
 
@@ -36,13 +35,10 @@ OverlapMode prepare_overlap_mode(const KernelConfig& c, int64_t num_seqs, int64_
   const bool can = c.family == Family::Fused && c.roles == WarpRoles::ColumnWarps && c.block_v == 64;
   if (!can || setting == PrepareOverlap::Off) return OverlapMode::None;
   const int64_t ctas = first_loop_ctas(c, num_seqs, max_chunks, hv);
-  // At least one SM left to the prepare grid, and a loop CTA to place.
-  const bool fits_alone = ctas > 0 && ctas < sms;
-  const bool fits_paired = ctas > 0 && (ctas + 1) / 2 < sms;
+  const bool fits_alone = ctas > 0 && ctas < sms;  // at least one SM left to the prepare
   switch (setting) {
     case PrepareOverlap::Shared: return OverlapMode::Shared;
     case PrepareOverlap::Exclusive: return fits_alone ? OverlapMode::Exclusive : OverlapMode::Shared;
-    case PrepareOverlap::Paired: return fits_paired ? OverlapMode::Paired : OverlapMode::Shared;
     default: break;
   }
   // The loop's units: CP segments (cp chunks), else the sequences (their mean length: the
@@ -54,14 +50,6 @@ OverlapMode prepare_overlap_mode(const KernelConfig& c, int64_t num_seqs, int64_
     return OverlapMode::Exclusive;
   if (ctas > 0 && ctas <= sms) return OverlapMode::Shared;
   return OverlapMode::None;
-}
-
-int64_t reserved_sms(OverlapMode mode, int64_t ctas) {
-  switch (mode) {
-    case OverlapMode::Exclusive: return ctas;
-    case OverlapMode::Paired: return (ctas + 1) / 2;
-    default: return 0;
-  }
 }
 
 }  // namespace gdn::fused

@@ -6,9 +6,7 @@
 //   Exclusive: the prepare grid leaves as many SMs as the loop has CTAs (its CTAs there exit
 //              at once) and runs four CTAs on each of the others; the loop's CTAs, padded to
 //              more than half an SM's shared memory, take the free SMs one each, so that no
-//              prepare CTA competes with a loop CTA for its SM's tensor cores and issue slots;
-//   Paired:    the same with half as many SMs left, the loop's CTAs two per SM (their usual
-//              residency), for loops too wide to leave the prepare enough SMs one CTA each.
+//              prepare CTA competes with a loop CTA for its SM's tensor cores and issue slots.
 // Host-only and pure, so the rule is tested without a GPU.
 #pragma once
 
@@ -23,17 +21,12 @@ namespace gdn::fused {
 // GDN_PREPARE_OVERLAP, a benchmarking and debugging override of the rule: unset or empty:
 // the rule; "0": never; "1": shared wherever the loop can (the 64-column column-warp loop);
 // "2": exclusive wherever the loop can and its first launch has fewer CTAs than the GPU has
-// SMs (else shared); "3": paired wherever the loop can and its first launch has fewer CTAs
-// than twice the SMs (else shared).
-enum class PrepareOverlap { Rule, Off, Shared, Exclusive, Paired };
+// SMs (else shared).
+enum class PrepareOverlap { Rule, Off, Shared, Exclusive };
 inline constexpr const char* kPrepareOverlapEnv = "GDN_PREPARE_OVERLAP";
 
 // How the first loop launch runs: after the prepare kernel, or beside it (shared, exclusive).
-enum class OverlapMode { None, Shared, Exclusive, Paired };
-
-// SMs the prepare grid leaves to a first loop launch of `ctas` CTAs (0 unless exclusive or
-// paired).
-int64_t reserved_sms(OverlapMode mode, int64_t ctas);
+enum class OverlapMode { None, Shared, Exclusive };
 
 // The setting a value of the variable names (nullptr: unset); nullopt for any other value.
 std::optional<PrepareOverlap> parse_prepare_overlap(const char* value);

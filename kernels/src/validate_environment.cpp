@@ -13,8 +13,7 @@ gdn_status validate_environment(std::string_view where) {
     return reject(GDN_ERROR_INVALID_ARGUMENT, where,
                   cat("environment variable ", fused::kPrepareOverlapEnv),
                   "unset, empty, 0 (never overlap the prepare kernel), 1 (shared overlap "
-                  "wherever the kernel can), 2 (exclusive overlap wherever it fits) or 3 "
-                  "(paired exclusive overlap wherever it fits)",
+                  "wherever the kernel can) or 2 (exclusive overlap wherever it fits)",
                   cat('"', overlap, '"'));
   return GDN_OK;
 }

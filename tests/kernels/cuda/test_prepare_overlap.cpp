@@ -21,8 +21,7 @@ TEST(PrepareOverlap, ParsesTheDocumentedValuesOnly) {
   EXPECT_EQ(parse_prepare_overlap("0"), PrepareOverlap::Off);
   EXPECT_EQ(parse_prepare_overlap("1"), PrepareOverlap::Shared);
   EXPECT_EQ(parse_prepare_overlap("2"), PrepareOverlap::Exclusive);
-  EXPECT_EQ(parse_prepare_overlap("3"), PrepareOverlap::Paired);
-  for (const char* bad : {"4", "on", "off", "00", " 1", "1 ", "true", "-1", "exclusive"})
+  for (const char* bad : {"3", "on", "off", "00", " 1", "1 ", "true", "-1", "exclusive"})
     EXPECT_FALSE(parse_prepare_overlap(bad).has_value()) << bad;
 }
 
@@ -97,18 +96,6 @@ TEST(PrepareOverlap, OnlyTheNarrowColumnWarpLoopCanAndTheSettingOverridesTheRule
   EXPECT_EQ(prepare_overlap_mode(cw64, 1, 512, 66, 132, PrepareOverlap::Exclusive), OverlapMode::Shared);
   EXPECT_EQ(prepare_overlap_mode(column_warps(64, 128), 2, 128, 48, 132, PrepareOverlap::Exclusive),
             OverlapMode::Shared);
-  // Paired: up to 2 x 131 CTAs.
-  EXPECT_EQ(prepare_overlap_mode(cw64, 1, 512, 66, 132, PrepareOverlap::Paired), OverlapMode::Paired);
-  EXPECT_EQ(prepare_overlap_mode(cw64, 2, 512, 65, 132, PrepareOverlap::Paired), OverlapMode::Paired);
-  EXPECT_EQ(prepare_overlap_mode(cw64, 2, 512, 66, 132, PrepareOverlap::Paired), OverlapMode::Shared);
-}
-
-TEST(PrepareOverlap, ReservesOneSmPerLoopCtaOrPerPair) {
-  EXPECT_EQ(reserved_sms(OverlapMode::Exclusive, 64), 64);
-  EXPECT_EQ(reserved_sms(OverlapMode::Paired, 128), 64);
-  EXPECT_EQ(reserved_sms(OverlapMode::Paired, 97), 49);
-  EXPECT_EQ(reserved_sms(OverlapMode::Shared, 64), 0);
-  EXPECT_EQ(reserved_sms(OverlapMode::None, 64), 0);
 }
 
 }  // namespace

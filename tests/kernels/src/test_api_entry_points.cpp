@@ -84,7 +84,7 @@ TEST(EntryPoints, ValidateBeforeAnythingElse) {
                          {"gdn_fwd", "a:", "NULL"}));
 }
 
-// GDN_PREPARE_OVERLAP takes unset, empty, 0, 1, 2 or 3; anything else is rejected before the
+// GDN_PREPARE_OVERLAP takes unset, empty, 0, 1 or 2; anything else is rejected before the
 // device is looked at, naming the variable, its values and the value given.
 TEST(EntryPoints, RejectAnInvalidPrepareOverlapSetting) {
   const char* saved = std::getenv("GDN_PREPARE_OVERLAP");
@@ -92,7 +92,7 @@ TEST(EntryPoints, RejectAnInvalidPrepareOverlapSetting) {
   const gdn_problem p = valid_batched_problem();
   const gdn_fwd_args fwd = valid_fwd_args();
   const gdn_bwd_args bwd = valid_bwd_args();
-  for (const char* bad : {"4", "on", "00", " 1"}) {
+  for (const char* bad : {"3", "on", "00", " 1"}) {
     ASSERT_EQ(setenv("GDN_PREPARE_OVERLAP", bad, 1), 0);
     EXPECT_TRUE(fails_with(gdn_fwd(&p, &fwd, nullptr), GDN_ERROR_INVALID_ARGUMENT,
                            {"gdn_fwd", "GDN_PREPARE_OVERLAP", "0 (never", std::string("\"") + bad + "\""}));
