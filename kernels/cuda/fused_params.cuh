@@ -1,7 +1,8 @@
 // Parameter block, work items and shared-memory layout of the fused forward family.
 //
-// Workspace tensors (beyond the staged chunk table, gamma and the 16-bit T diag(beta), with
-// T = Gam o A0, of the prepare kernel, which the fused kernel reads instead of recomputing):
+// Workspace tensors (beyond the staged chunk table, gamma (not for the column-warp loop,
+// which reads the gate vectors e, f instead) and the 16-bit T diag(beta), with T = Gam o A0,
+// of the prepare kernel, which the fused kernel reads instead of recomputing):
 //   CP only: seg_first [N + 1] int64, segs [max_segs] Segment,
 //            transfer [max_segs, Hv, K, 2K] fp32: [M | N] of each segment (pass 1),
 //            starts   [max_segs, Hv, K, V]  fp32: corrected start state of each segment.

@@ -37,7 +37,8 @@ FusedWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConf
   FusedWorkspace w;
   w.chunk_first = c.take<int64_t>(d.num_seqs + 1);
   w.table = c.take<ChunkInfo>(d.max_chunks);
-  w.gcum = c.take<float>(d.Ttot * d.Hv);
+  if (config.roles != WarpRoles::ColumnWarps)  // the column-warp loop reads e, f instead
+    w.gcum = c.take<float>(d.Ttot * d.Hv);
   w.tbeta16 = c.take<uint16_t>(d.max_chunks * d.Hv * kC * kC);
   if (config.roles == WarpRoles::ColumnWarps) {
     w.scores16 = c.take<uint16_t>(d.max_chunks * d.Hv * kC * kC);
@@ -169,7 +170,7 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     prep.beta = a.beta;
     prep.ws.chunk_first = w.chunk_first;
     prep.ws.table = w.table;
-    prep.ws.gcum = w.gcum;
+    prep.ws.gcum = w.gcum;  // nullptr for the column-warp loop: not written
     prep.ws.tbeta16 = w.tbeta16;  // the fp32 T of the staged family is not needed
     prep.ws.scores16 = w.scores16;  // ColumnWarps only (else nullptr: not computed)
     prep.ws.gate_ef = w.gate_ef;

@@ -3,7 +3,7 @@
 //   R_kk = K K^T (strictly lower)  and  R_qk = Q K^T (lower, only when P is wanted)
 // (64 x 64, reduce over K = 128; tensor cores: 16-bit k, q, exact products, fp32 accumulation)
 // are formed once per CTA and kept in shared memory; then, per v-head of the run:
-//   gamma = chunk-local cumsum of g                       -> gcum [Ttot, Hv]
+//   gamma = chunk-local cumsum of g                       -> gcum [Ttot, Hv] (when set)
 //   N  = StrictLower(diag(beta) R_kk)
 //   A0 = (I + N)^-1                            gate-free, fp32 (chunk_math.cuh)
 //   T  = Gam o A0 = D A0 D^-1                  -> tmat [chunk, Hv, 64, 64] (fp32, staged)
@@ -330,11 +330,13 @@ __device__ void prepare_item(const FwdParams& p, int heads, RunIndex run, int ch
   fused::cp_async_wait(0);
   __syncthreads();  // gamma scanned; q landed
 
-  // gamma and the gate vectors of every head of the run, the run's heads adjacent in memory
-  for (int e = threadIdx.x; e < kC * heads; e += kThreads) {
-    const int r = run.row(e), j = e - r * heads;
-    if (r < ci.len) p.ws.gcum[(ci.tok_begin + r) * d.Hv + h0 + j] = s.gam[kC * j + r];
-  }
+  // gamma (when a consumer reads it: not the column-warp loop, which takes e and f) and the
+  // gate vectors of every head of the run, the run's heads adjacent in memory
+  if (p.ws.gcum)
+    for (int e = threadIdx.x; e < kC * heads; e += kThreads) {
+      const int r = run.row(e), j = e - r * heads;
+      if (r < ci.len) p.ws.gcum[(ci.tok_begin + r) * d.Hv + h0 + j] = s.gam[kC * j + r];
+    }
   if (p.ws.gate_ef) {
     float* ef = p.ws.gate_ef + (int64_t(chunk) * d.Hv + h0) * (2 * kC);  // [heads][2][64]
 #pragma unroll 1  // (unrolled, its hoisted addresses would not fit the 64 registers)
