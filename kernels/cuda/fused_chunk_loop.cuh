@@ -4,12 +4,14 @@
 // chunk rows 16w..16w+15). Per chunk, with e = exp(gamma), f = exp(gamma_last - gamma):
 //   1. S16 = 16-bit copy of S in shared memory (the B operand of the next products)
 //   2. U = K S16, OI = Q S16, P = Q K^T                 (tensor cores, depth 128)
-//   3. W' = V - diag(e) U -> shared;  P o= Gam o causal (kept in registers as A fragments)
-//   4. Vd = (T diag(beta)) W'      with T = Gam o A0; T diag(beta) comes 16-bit from the
+//   3. diag(beta) W' = diag(beta) (V - diag(e) U) -> shared (beta applied in fp32, rounded
+//      with W');  P o= Gam o causal (kept in registers as A fragments)
+//   4. Vd = T (diag(beta) W')      with T = Gam o A0; T comes 16-bit from the
 //      prepare kernel -> shared as Vd (for O) and V' = diag(f) Vd (for S), in S16's bytes
 //   5. S = e_last S + K^T V';  O = scale (diag(e) OI + P Vd) -> global
-// The next chunks' q, k, v, T diag(beta) stream in with cp.async over a ring of `stages`
-// buffers while this one computes; the gates of the next chunk are prefetched into registers.
+// The next chunks' q, k, v, T stream in with cp.async over a ring of `stages`
+// buffers while this one computes; the gates and beta of the next chunk are prefetched into
+// registers.
 // Shared memory (fused_params.cuh) is sized so that two BV = 32, 2-stage CTAs share an SM:
 // with one 4-warp CTA per SM the per-chunk chain of dependent mma/ldmatrix/barriers left the
 // tensor cores idle most of the time; a second resident CTA fills those gaps.
@@ -59,6 +61,9 @@ __global__ void __launch_bounds__(kThreads, 1) chunk_loop_kernel(FusedParams p) 
   const SmemTile16 sS = sm.s16(stages), sW = sm.w(stages), sVd = sm.vd(stages),
                    sVp = sm.vp(stages);
   const int r0 = 16 * warp, ra = r0 + g, rb = ra + 8;
+  // beta of this thread's W' rows, a chunk ahead (the loads' latency hides behind a chunk)
+  float beta_a = 0.f, beta_b = 0.f;
+  if (c_begin < c_end) beta_a = fetch_beta(p, c_begin, h, ra), beta_b = fetch_beta(p, c_begin, h, rb);
 
   for (int64_t c = c_begin; c < c_end; ++c) {
     const int it = static_cast<int>(c - c_begin);
@@ -70,6 +75,8 @@ __global__ void __launch_bounds__(kThreads, 1) chunk_loop_kernel(FusedParams p) 
                                   use_v, threadIdx.x, kThreads);
     cp_async_commit();
     if (threadIdx.x < kC && c + 1 < c_end) gam_next = fetch_gamma(p, c + 1, h, threadIdx.x);
+    const float ba = beta_a, bb = beta_b;
+    if (c + 1 < c_end) beta_a = fetch_beta(p, c + 1, h, ra), beta_b = fetch_beta(p, c + 1, h, rb);
     const SmemTile16 sK = sm.k(s), sQ = sm.q(s), sVin = sm.v(s), sT = sm.t(s);
     const float* gam = sm.gam(s);
 
@@ -81,15 +88,15 @@ __global__ void __launch_bounds__(kThreads, 1) chunk_loop_kernel(FusedParams p) 
     float U[NT][4] = {}, OI[NT][4] = {}, P[kC / 8][4] = {};
     chunk_products<NT, Elem, true>(U, OI, P, sK, sQ, sS, r0, out);
 
-    // 3. W' = V - diag(e) U; gate and mask P; scale OI by e.
+    // 3. diag(beta) W' = diag(beta) (V - diag(e) U); gate and mask P; scale OI by e.
     const float ga = gam[ra], gb = gam[rb];
     const float ea = expf(ga), eb = expf(gb);
-    store_w_prime<NT, Elem>(sW, sVin, U, ea, eb, ra, rb, t, use_v);
+    store_w_prime<NT, Elem>(sW, sVin, U, ea, eb, ba, bb, ra, rb, t, use_v);
     uint32_t pa[kC / 16][4];
     if (out) gate_scores<NT, Elem>(P, pa, OI, gam, ga, gb, ea, eb, ra, rb, t);
     __syncthreads();  // all of W' is in shared memory
 
-    // 4. Vd = (T diag(beta)) W'   (A: this warp's 16 rows of T diag(beta), 16-bit from prepare)
+    // 4. Vd = T (diag(beta) W')   (A: this warp's 16 rows of T, 16-bit from prepare)
     float VD[NT][4] = {};
     vd_product<NT, Elem>(VD, sT, sW, r0);
     const float glast = gam[kC - 1];

@@ -9,16 +9,16 @@
 //   S^T (64 value columns x 128 state rows, fp32, 16 rows per warp) is the register A operand
 //   of U^T = S16^T K^T and O^T = S16^T Q^T (m64n64k16, 8 depth steps each) straight from the
 //   accumulator registers (an m16n8 C fragment pair is an m16k16 A fragment), and so are W'^T
-//   for Vd^T = W'^T (T diag(beta))^T, Vd^T for O^T += Vd^T P^T and V'^T for S^T += V'^T K
-//   (m64n128k16, K read n-contiguous). The B operands (k, q, T diag(beta), P) are read by the
+//   for Vd^T = (diag(beta) W')^T T^T, Vd^T for O^T += Vd^T P^T and V'^T for S^T += V'^T K
+//   (m64n128k16, K read n-contiguous). The B operands (k, q, T, P) are read by the
 //   tensor cores from the TMA-filled ring through 128-byte-swizzle descriptors, once per
 //   warpgroup. No product of a chunk crosses warpgroups, and the math warps never meet at a
 //   CTA barrier inside the loop. The 16-bit copies (S16, W', Vd, V') never leave the
 //   registers; a chunk's output is stored (stmatrix into a staging tile, 16-byte rows to
 //   global) while the next chunk's state update runs.
 // The products that do not depend on the state come from the prepare kernel, once per
-// (chunk, head) for every V-block: T diag(beta), P = Gam o causal o Q K^T, e and f.
-// Same roundings as the other layouts (S16, W', Vd, V', P in the input dtype; fp32
+// (chunk, head) for every V-block: T, P = Gam o causal o Q K^T, e, f and beta.
+// Same roundings as the other layouts (S16, diag(beta) W', Vd, V', P in the input dtype; fp32
 // accumulation), in a different summation order inside each product: results agree within the
 // forward tolerance, not bit for bit.
 //
@@ -38,7 +38,7 @@
 namespace gdn::fused {
 
 // TMA loads of chunk `chunk` into ring stage s (one thread): k (two 64-column halves), the
-// V-block (BV / 64 halves), then T diag(beta), P and e, f of the prepare kernel (contiguous per
+// V-block (BV / 64 halves), then T, P and e, f, beta of the prepare kernel (contiguous per
 // (chunk, head); T and P written 128-byte swizzled), all completing on the stage's barrier.
 // Rows past the chunk's end arrive with the next sequence's tokens (zeros past the tensor's
 // end); the consumer zeroes k and V there (zero_past_end).
@@ -61,10 +61,10 @@ __device__ __forceinline__ void issue_chunk_loads(const FusedParams& p, const Fu
 #pragma unroll
     for (int j = 0; j < Smem::kVHalves; ++j) tma_load_3d(sm.v(s, j).p, &p.tmap_v, v0 + 64 * j, h, tok, bar);
   const int64_t pair = chunk * d.Hv + h;
-  bulk_load(sm.t(s).p, p.tbeta16 + pair * (kC * kC), uint32_t(Smem::kChunkBytes), bar);
+  bulk_load(sm.t(s).p, p.t16 + pair * (kC * kC), uint32_t(Smem::kChunkBytes), bar);
   if (!kTransition)
     bulk_load(sm.scores(s).p, p.scores16 + pair * (kC * kC), uint32_t(Smem::kChunkBytes), bar);
-  bulk_load(sm.ef(s), p.gate_ef + pair * (2 * kC), uint32_t(Smem::kGateBytes), bar);
+  bulk_load(sm.ef(s), p.gate_ef + pair * (3 * kC), uint32_t(Smem::kGateBytes), bar);
 }
 
 // TMA load of chunk `chunk`'s q (two halves) into the q buffer (one thread).
@@ -290,6 +290,7 @@ __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
     const uint32_t sT = smem_addr(sm.t(b).p), sP = smem_addr(sm.scores(b).p);
     const float* ev = sm.ef(b);
     const float* fv = ev + kC;
+    const float* bv = ev + 2 * kC;  // beta (0 past the chunk's end)
 
     // 1. U^T = S16^T K^T and O^T = S16^T Q^T: 64 x 64 each, depth 128 (8 steps of two
     //    m64n64k16). Depth step kk reads half kk / 4 of k and q, the 32-byte slice kk % 4 of
@@ -324,23 +325,25 @@ __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
     wgmma_wait<1>();
     fence_accumulators(U);
 
-    // 2. W'^T = V^T - U^T diag(e), packed as A fragments (depth = chunk rows).
+    // 2. (diag(beta) W')^T = (V^T - U^T diag(e)) diag(beta), packed as A fragments (depth =
+    //    chunk rows): beta scales W' in fp32 and is rounded with it, never alone.
     uint32_t wa[kC / 16][4];
 #pragma unroll
     for (int kk = 0; kk < kC / 16; ++kk) {
       const int c0 = 16 * kk + 2 * t;
       const float e0 = ev[c0], e1 = ev[c0 + 1], e8 = ev[c0 + 8], e9 = ev[c0 + 9];
+      const float b0 = bv[c0], b1 = bv[c0 + 1], b8 = bv[c0 + 8], b9 = bv[c0 + 9];
       float2 x = Ops::unpack(va[kk][0]);
-      wa[kk][0] = Ops::pack(x.x - e0 * U[2 * kk][0], x.y - e1 * U[2 * kk][1]);
+      wa[kk][0] = Ops::pack(b0 * (x.x - e0 * U[2 * kk][0]), b1 * (x.y - e1 * U[2 * kk][1]));
       x = Ops::unpack(va[kk][1]);
-      wa[kk][1] = Ops::pack(x.x - e0 * U[2 * kk][2], x.y - e1 * U[2 * kk][3]);
+      wa[kk][1] = Ops::pack(b0 * (x.x - e0 * U[2 * kk][2]), b1 * (x.y - e1 * U[2 * kk][3]));
       x = Ops::unpack(va[kk][2]);
-      wa[kk][2] = Ops::pack(x.x - e8 * U[2 * kk + 1][0], x.y - e9 * U[2 * kk + 1][1]);
+      wa[kk][2] = Ops::pack(b8 * (x.x - e8 * U[2 * kk + 1][0]), b9 * (x.y - e9 * U[2 * kk + 1][1]));
       x = Ops::unpack(va[kk][3]);
-      wa[kk][3] = Ops::pack(x.x - e8 * U[2 * kk + 1][2], x.y - e9 * U[2 * kk + 1][3]);
+      wa[kk][3] = Ops::pack(b8 * (x.x - e8 * U[2 * kk + 1][2]), b9 * (x.y - e9 * U[2 * kk + 1][3]));
     }
 
-    // 3. Vd^T = W'^T (T diag(beta))^T: 64 x 64, depth 64 (T rows = n, k-major).
+    // 3. Vd^T = (diag(beta) W')^T T^T: 64 x 64, depth 64 (T rows = n, k-major).
     float VD[kC / 8][4];
     wgmma_fence();
 #pragma unroll

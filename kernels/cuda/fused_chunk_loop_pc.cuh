@@ -4,9 +4,10 @@
 // what. One CTA of 2 warpgroups per (segment, v-head, V-block of BV columns), Output mode
 // only (CP pass 1 keeps the cooperative loop):
 //   chain  (warps 0-3): the recurrence, the only serial part: S16 = 16-bit S, U = K S16,
-//          W' = V - diag(e) U, Vd = (T diag(beta)) W', V' = diag(f) Vd, S = e_last S + K^T V'.
-//          It also streams q, k, v, T diag(beta) of the next chunk in with cp.async and owns
-//          the fp32 state in registers (warp w: state rows 32w..32w+31, chunk rows 16w..+15).
+//          diag(beta) W' = diag(beta) (V - diag(e) U), Vd = T (diag(beta) W'), V' = diag(f) Vd,
+//          S = e_last S + K^T V'. It also streams q, k, v, T of the next chunk in with cp.async
+//          and owns the fp32 state in registers (warp w: state rows 32w..32w+31, chunk rows
+//          16w..+15).
 //   output (warps 4-7): O = scale (diag(e) Q S16 + (Gam o causal o Q K^T) Vd), the products
 //          that are not on the chain (over half of the cooperative loop's mma.sync work),
 //          for chunk c while the chain already works on chunk c+1 (warp w: chunk rows 16w..).
@@ -87,6 +88,9 @@ __global__ void __launch_bounds__(kPcThreads, 1) chunk_loop_pc_kernel(FusedParam
   cp_async_commit();
   float gam_next = 0.f;
   if (tid < kC && c_begin < c_end) sm.ring.gam(0)[tid] = fetch_gamma(p, c_begin, h, tid);
+  // beta of this thread's W' rows, a chunk ahead (the loads' latency hides behind a chunk)
+  float beta_a = 0.f, beta_b = 0.f;
+  if (c_begin < c_end) beta_a = fetch_beta(p, c_begin, h, ra), beta_b = fetch_beta(p, c_begin, h, rb);
 
   for (int64_t c = c_begin; c < c_end; ++c) {
     const int it = static_cast<int>(c - c_begin);
@@ -98,6 +102,8 @@ __global__ void __launch_bounds__(kPcThreads, 1) chunk_loop_pc_kernel(FusedParam
       issue_chunk_loads<BV, Elem>(p, sm.ring, c + 1, 1 - b, h, v0, true, true, tid, pc::kGroup);
     cp_async_commit();
     if (tid < kC && c + 1 < c_end) gam_next = fetch_gamma(p, c + 1, h, tid);
+    const float ba = beta_a, bb = beta_b;
+    if (c + 1 < c_end) beta_a = fetch_beta(p, c + 1, h, ra), beta_b = fetch_beta(p, c + 1, h, rb);
     const SmemTile16 sK = sm.ring.k(b), sVin = sm.ring.v(b), sT = sm.ring.t(b), sS = sm.s16(b),
                      sW = sm.w(), sVd = sm.vd(b), sVp = sm.vp();
     const float* gam = sm.ring.gam(b);
@@ -111,12 +117,12 @@ __global__ void __launch_bounds__(kPcThreads, 1) chunk_loop_pc_kernel(FusedParam
     float U[NT][4] = {}, OI[NT][4], P[kC / 8][4];  // OI, P: the output warpgroup's
     chunk_products<NT, Elem, true>(U, OI, P, sK, sK, sS, r0, false);
 
-    // 3. W' = V - diag(e) U.
+    // 3. diag(beta) W' = diag(beta) (V - diag(e) U).
     const float ga = gam[ra], gb = gam[rb];
-    store_w_prime<NT, Elem>(sW, sVin, U, expf(ga), expf(gb), ra, rb, t, true);
+    store_w_prime<NT, Elem>(sW, sVin, U, expf(ga), expf(gb), ba, bb, ra, rb, t, true);
     named_sync(pc::kChainSync, pc::kGroup);  // all of W'
 
-    // 4. Vd = (T diag(beta)) W'; Vd[b] for the output, V' = diag(f) Vd for the state.
+    // 4. Vd = T (diag(beta) W'); Vd[b] for the output, V' = diag(f) Vd for the state.
     float VD[NT][4] = {};
     vd_product<NT, Elem>(VD, sT, sW, r0);
     const float glast = gam[kC - 1];

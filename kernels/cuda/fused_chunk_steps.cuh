@@ -22,7 +22,7 @@ __device__ __forceinline__ Segment segment_of(const FusedParams& p, int64_t item
 
 // cp.async loads of one chunk into ring stage s, by `threads` threads numbered from tid:
 // k (always), q (with_q: the output needs it), the V-block (with_v: not the M columns of CP
-// pass 1) and T diag(beta). Rows past the chunk's end are zero-filled.
+// pass 1) and T. Rows past the chunk's end are zero-filled.
 template <int BV, class Elem>
 __device__ __forceinline__ void issue_chunk_loads(const FusedParams& p, const FusedSmem<BV>& sm,
                                                   int64_t chunk, int s, int h, int v0,
@@ -49,7 +49,7 @@ __device__ __forceinline__ void issue_chunk_loads(const FusedParams& p, const Fu
       cp_async_16(sm.v(s).at(r, c), vbase + off, valid ? 16 : 0);
     }
   }
-  const uint16_t* tsrc = p.tbeta16 + (chunk * d.Hv + h) * int64_t(kC * kC);
+  const uint16_t* tsrc = p.t16 + (chunk * d.Hv + h) * int64_t(kC * kC);
   for (int e = tid; e < kC * (kC / 8); e += threads) {
     const int r = e / (kC / 8), c = (e % (kC / 8)) * 8;
     cp_async_16(sm.t(s).at(r, c), tsrc + r * kC + c, 16);
@@ -61,6 +61,12 @@ __device__ __forceinline__ float fetch_gamma(const FusedParams& p, int64_t chunk
   const ChunkInfo ci = p.table[chunk];
   const int rr = r < ci.len ? r : ci.len - 1;
   return p.gcum[(ci.tok_begin + rr) * p.d.Hv + h];
+}
+
+// beta of chunk row r < 64 (0 past the chunk's end, so that the row drops out of Vd).
+__device__ __forceinline__ float fetch_beta(const FusedParams& p, int64_t chunk, int h, int r) {
+  const ChunkInfo ci = p.table[chunk];
+  return r < ci.len ? staged::load_beta(p.beta, (ci.tok_begin + r) * p.d.Hv + h, p.d) : 0.f;
 }
 
 // Calls f(S element, state row, column within the V-block) for this warp's 32 state rows.
@@ -179,19 +185,22 @@ __device__ __forceinline__ void chunk_products(float (&U)[NT][4], float (&OI)[NT
   }
 }
 
-// Step 3: W' = V - diag(e) U for this warp's rows (V = 0 for the M columns of CP pass 1).
+// Step 3: diag(beta) W' = diag(beta) (V - diag(e) U) for this warp's rows (V = 0 for the M
+// columns of CP pass 1), beta applied in fp32 before the rounding to 16 bits (T, the other
+// operand of Vd, comes without beta: beta is never rounded alone).
 template <int NT, class Elem>
 __device__ __forceinline__ void store_w_prime(const SmemTile16& sW, const SmemTile16& sVin,
                                               const float (&U)[NT][4], float ea, float eb,
-                                              int ra, int rb, int t, bool use_v) {
+                                              float ba, float bb, int ra, int rb, int t,
+                                              bool use_v) {
   using Ops = ElemOps<Elem>;
 #pragma unroll
   for (int nj = 0; nj < NT; ++nj) {
     const int col = 8 * nj + 2 * t;
     const float2 va = use_v ? Ops::unpack(sVin.pair(ra, col)) : make_float2(0.f, 0.f);
     const float2 vb = use_v ? Ops::unpack(sVin.pair(rb, col)) : make_float2(0.f, 0.f);
-    sW.pair(ra, col) = Ops::pack(va.x - ea * U[nj][0], va.y - ea * U[nj][1]);
-    sW.pair(rb, col) = Ops::pack(vb.x - eb * U[nj][2], vb.y - eb * U[nj][3]);
+    sW.pair(ra, col) = Ops::pack(ba * (va.x - ea * U[nj][0]), ba * (va.y - ea * U[nj][1]));
+    sW.pair(rb, col) = Ops::pack(bb * (vb.x - eb * U[nj][2]), bb * (vb.y - eb * U[nj][3]));
   }
 }
 
@@ -227,7 +236,7 @@ __device__ __forceinline__ void gate_scores(float (&P)[kC / 8][4], uint32_t (&pa
   }
 }
 
-// Step 4: VD = (T diag(beta)) W' for this warp's 16 rows (depth 64).
+// Step 4: VD = T (diag(beta) W') for this warp's 16 rows (depth 64).
 template <int NT, class Elem>
 __device__ __forceinline__ void vd_product(float (&VD)[NT][4], const SmemTile16& sT,
                                            const SmemTile16& sW, int r0) {

@@ -1,7 +1,8 @@
 // Parameter block, work items and shared-memory layout of the fused forward family.
 //
 // Workspace tensors (beyond the staged chunk table, gamma (not for the column-warp loop,
-// which reads the gate vectors e, f instead) and the 16-bit T diag(beta), with T = Gam o A0,
+// which reads the gate vectors e, f instead) and the 16-bit T, with T = Gam o A0 (every loop
+// scales W' by beta in fp32 before rounding it to 16 bits: Vd = T (diag(beta) W')),
 // of the prepare kernel, which the fused kernel reads instead of recomputing):
 //   CP only: seg_first [N + 1] int64, segs [max_segs] Segment,
 //            transfer [max_segs, Hv, K, 2K] fp32: [M | N] of each segment (pass 1),
@@ -75,10 +76,11 @@ struct FusedParams {
   const int64_t* chunk_first;
   const ChunkInfo* table;
   const float* gcum;
-  const uint16_t* tbeta16;  // [chunk, Hv, 64, 64] T diag(beta) in the input dtype (128-byte
+  const uint16_t* t16;  // [chunk, Hv, 64, 64] T in the input dtype (128-byte
                             // swizzled tiles for the column-warp configs: swizzled16)
   const uint16_t* scores16;  // [chunk, Hv, 64, 64] Gam o causal o Q K^T (column-warp loop)
-  const float* gate_ef;      // [chunk, Hv, 2, 64] exp(gamma), exp(gamma_last - gamma) (same)
+  const float* gate_ef;      // [chunk, Hv, 3, 64] exp(gamma), exp(gamma_last - gamma), beta
+                             // (beta 0 past the chunk's end; column-warp loop only)
   // Column-warp loop launched beside the prepare kernel (its programmatic dependent, before it
   // completes): the producer waits for ready[chunk] == Hv before loading a chunk's prepared
   // tiles, and the kernel waits for the prior grids only before it exits (so that its
@@ -103,9 +105,9 @@ inline constexpr size_t kAloneLaunchSmem = 116 * 1024;
 
 // Padded strides (elements): a 16-byte pad per row keeps ldmatrix conflict-free.
 inline constexpr int kLdQK = kK + 8;   // 16-bit q, k rows
-inline constexpr int kLdT = kC + 8;    // 16-bit T diag(beta) rows
+inline constexpr int kLdT = kC + 8;    // 16-bit T rows
 
-// Shared memory of one CTA. Per ring stage: q, k (64 x 128), the V-block (64 x BV), T diag(beta)
+// Shared memory of one CTA. Per ring stage: q, k (64 x 128), the V-block (64 x BV), T
 // (64 x 64), all 16-bit, and gamma (64 fp32). Then the chain buffers: the 16-bit state copy
 // S16 (128 x BV) and W' (64 x BV). Vd and V' (64 x BV each) live in S16's bytes: S16 is read
 // only in step 2 and Vd/V' are written in step 4, with a block barrier between them, and read
@@ -192,10 +194,10 @@ struct FusedPcSmem {
 // Shared memory of the column-warp chunk loop (fused_chunk_loop_cw.cuh), all tiles 64 x 64
 // 16-bit (64 rows x 128 bytes), 128-byte swizzled, 1024-byte aligned: canonical wgmma operands
 // as TMA lands them. A 2-stage ring of, per stage, k as two halves (state rows 0..63, 64..127),
-// the V-block as BV / 64 halves, T diag(beta) and P; then q (two halves, one buffer: a chunk's
+// the V-block as BV / 64 halves, T and P; then q (two halves, one buffer: a chunk's
 // q is read only by its O product, so the next chunk's q streams in once every math warp's O
 // product is done); then e and
-// f (2 x 64 fp32) of both stages, the mbarriers (stage full x 2, q full, stage empty x 2,
+// f and beta (3 x 64 fp32) of both stages, the mbarriers (stage full x 2, q full, stage empty x 2,
 // q empty) and the output staging tile. 106 KB at BV = 64: two CTAs (16 warps) per SM; 130 KB
 // at BV = 128.
 //   The k halves, read k-major (rows = chunk rows = the product's n), are the B operand of
@@ -208,7 +210,7 @@ struct FusedCwSmem {
   static constexpr int kVHalves = BV / 64;
   static constexpr size_t kHalfBytes = HalfTile::bytes(kC);
   static constexpr size_t kChunkBytes = ChunkTile::bytes(kC);
-  static constexpr size_t kGateBytes = 2 * kC * sizeof(float);
+  static constexpr size_t kGateBytes = 3 * kC * sizeof(float);
   static constexpr size_t kStageBytes = (2 + kVHalves) * kHalfBytes + 2 * kChunkBytes;
   static constexpr int kStages = 2;
   static constexpr size_t kQOffset = kStages * kStageBytes;
@@ -247,7 +249,7 @@ struct FusedCwSmem {
   __device__ __forceinline__ HalfTile q(int h) const {
     return {reinterpret_cast<uint16_t*>(base + kQOffset + h * kHalfBytes)};
   }
-  __device__ __forceinline__ float* ef(int s) const {  // e [64] then f [64]
+  __device__ __forceinline__ float* ef(int s) const {  // e [64], f [64], then beta [64]
     return reinterpret_cast<float*>(base + kGateOffset + s * kGateBytes);
   }
   __device__ __forceinline__ uint64_t* full(int s) const {

@@ -19,7 +19,7 @@ struct FusedWorkspace {
   int64_t* chunk_first = nullptr;
   ChunkInfo* table = nullptr;
   float* gcum = nullptr;
-  uint16_t* tbeta16 = nullptr;
+  uint16_t* t16 = nullptr;
   // ColumnWarps only
   uint16_t* scores16 = nullptr;
   float* gate_ef = nullptr;
@@ -39,10 +39,10 @@ FusedWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConf
   w.table = c.take<ChunkInfo>(d.max_chunks);
   if (config.roles != WarpRoles::ColumnWarps)  // the column-warp loop reads e, f instead
     w.gcum = c.take<float>(d.Ttot * d.Hv);
-  w.tbeta16 = c.take<uint16_t>(d.max_chunks * d.Hv * kC * kC);
+  w.t16 = c.take<uint16_t>(d.max_chunks * d.Hv * kC * kC);
   if (config.roles == WarpRoles::ColumnWarps) {
     w.scores16 = c.take<uint16_t>(d.max_chunks * d.Hv * kC * kC);
-    w.gate_ef = c.take<float>(d.max_chunks * d.Hv * 2 * kC);
+    w.gate_ef = c.take<float>(d.max_chunks * d.Hv * 3 * kC);
     w.ready = c.take<int>(d.max_chunks + staged::kClaimInts);  // the counts, then the claims
   }
   if (cp > 0) {
@@ -171,7 +171,7 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     prep.ws.chunk_first = w.chunk_first;
     prep.ws.table = w.table;
     prep.ws.gcum = w.gcum;  // nullptr for the column-warp loop: not written
-    prep.ws.tbeta16 = w.tbeta16;  // the fp32 T of the staged family is not needed
+    prep.ws.t16 = w.t16;  // the fp32 T of the staged family is not needed
     prep.ws.scores16 = w.scores16;  // ColumnWarps only (else nullptr: not computed)
     prep.ws.gate_ef = w.gate_ef;
     // The column-warp loop bulk-copies T and P straight into wgmma operand tiles.
@@ -197,7 +197,7 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   fp.chunk_first = w.chunk_first;
   fp.table = w.table;
   fp.gcum = w.gcum;
-  fp.tbeta16 = w.tbeta16;
+  fp.t16 = w.t16;
   fp.scores16 = w.scores16;
   fp.gate_ef = w.gate_ef;
   fp.stages = c.stages;

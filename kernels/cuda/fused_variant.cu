@@ -66,7 +66,7 @@ const char* roles_description(WarpRoles roles) {
     case WarpRoles::ColumnWarps:
       return " threads (a TMA producer warpgroup that gives its registers to the math "
              "warpgroups with setmaxnreg; math warpgroups in which each warp runs the whole chunk step of its 16 value columns, state "
-             "transposed in registers; P, T diag(beta) and the exp gates from the prepare kernel)";
+             "transposed in registers; P, T, the exp gates and beta from the prepare kernel)";
     default: return " threads (4 cooperative warps)";
   }
 }
@@ -81,7 +81,7 @@ class FusedVariant final : public Variant {
 
   std::string describe() const override {
     std::ostringstream s;
-    s << "fused forward: chunk table, prepare (gamma, T diag(beta)) per chunk, then one CTA of "
+    s << "fused forward: chunk table, prepare (gamma, T) per chunk, then one CTA of "
       << loop_threads(config_) << roles_description(config_.roles) << " per (" << (config_.cp_segment_chunks ? "segment" : "sequence")
       << ", v-head, " << config_.block_v << "-column V-block) looping over chunks, state in "
       << "registers, "

@@ -7,10 +7,11 @@
 //   N  = StrictLower(diag(beta) R_kk)
 //   A0 = (I + N)^-1                            gate-free, fp32 (chunk_math.cuh)
 //   T  = Gam o A0 = D A0 D^-1                  -> tmat [chunk, Hv, 64, 64] (fp32, staged)
-//   T diag(beta) in the input dtype            -> tbeta16 [chunk, Hv, 64, 64] (fused)
+//   T in the input dtype                       -> t16 [chunk, Hv, 64, 64] (fused; the loops
+//                                                 apply beta to W' in fp32 before rounding)
 // and, for the column-warp fused loop (when its workspace pointers are set):
 //   P = Gam o causal o R_qk in the input dtype -> scores16 [chunk, Hv, 64, 64]
-//   e = exp(gamma), f = exp(gamma_last - gamma)   -> gate_ef [chunk, Hv, 2, 64]
+//   e = exp(gamma), f = exp(gamma_last - gamma), beta -> gate_ef [chunk, Hv, 3, 64]
 // (the loop's products that do not depend on the state, computed once per (chunk, head)
 // instead of once per V-block and chunk step). Every output is bit-identical to computing the
 // products per v-head: the same fp32 sums, scaled by the same factors. T depends only on k,
@@ -186,9 +187,9 @@ __device__ __forceinline__ void lower_task(int pair, int slot, int& row, int& c0
 // evaluated) above the diagonal, where X is zero and R_qk finite (raw_qkt), so those products
 // are zeros.
 template <class Elem>
-__device__ __forceinline__ void write_t_task(SmemMat x, SmemMat rqk, const float* gam2,
-                                             const float* beta, int r, int c0, float* t_out,
-                                             uint16_t* tb_out, uint16_t* p_out, int swz) {
+__device__ __forceinline__ void write_t_task(SmemMat x, SmemMat rqk, const float* gam2, int r,
+                                             int c0, float* t_out, uint16_t* tb_out,
+                                             uint16_t* p_out, int swz) {
   using Ops = fused::ElemOps<Elem>;
   float gc[8], xv[8], qv[8] = {};
   load8(gc, gam2 + c0);
@@ -210,11 +211,9 @@ __device__ __forceinline__ void write_t_task(SmemMat x, SmemMat rqk, const float
     *reinterpret_cast<float4*>(t_out + r * kC + c0 + 4) = make_float4(t[4], t[5], t[6], t[7]);
   }
   if (tb_out) {
-    float bc[8];
-    load8(bc, beta + c0);
     uint32_t w[4];
 #pragma unroll
-    for (int i = 0; i < 4; ++i) w[i] = Ops::pack(t[2 * i] * bc[2 * i], t[2 * i + 1] * bc[2 * i + 1]);
+    for (int i = 0; i < 4; ++i) w[i] = Ops::pack(t[2 * i], t[2 * i + 1]);
     *reinterpret_cast<uint4*>(tb_out + r * kC + tb_c0) = make_uint4(w[0], w[1], w[2], w[3]);
   }
   if (p_out) {
@@ -226,7 +225,9 @@ __device__ __forceinline__ void write_t_task(SmemMat x, SmemMat rqk, const float
 }
 
 // T(r, c) = exp(gamma_r - gamma_c) X(r, c) on and below the diagonal (fp32, staged family),
-// T diag(beta) rounded once to the input dtype (the fused loops' operand), and, with p_out,
+// T rounded once to the input dtype (the fused loops' operand: they scale W' by beta in fp32
+// before rounding it, so beta is never rounded alone, which for a one-token chunk made the
+// whole new-token term of o carry its rounding error), and, with p_out,
 // P(r, c) = exp(gamma_r - gamma_c) R_qk(r, c) on and below the diagonal rounded once to the
 // input dtype (the column-warp loop's operand); zeros above. Only the 288 (row, group) tasks
 // on and below the diagonal are computed (lower_task: slots 0 .. 7 by every thread, slot 8 by
@@ -234,8 +235,8 @@ __device__ __forceinline__ void write_t_task(SmemMat x, SmemMat rqk, const float
 // diagonal are stored as zeros. swz = 7: tb_out's and p_out's tiles are stored 128-byte
 // swizzled (ChunkWorkspace::swizzled16), 0: row-major; t_out is never swizzled.
 template <class Elem>
-__device__ void write_t(SmemMat x, SmemMat rqk, const float* gam2, const float* beta,
-                        float* t_out, uint16_t* tb_out, uint16_t* p_out, int swz) {
+__device__ void write_t(SmemMat x, SmemMat rqk, const float* gam2, float* t_out,
+                        uint16_t* tb_out, uint16_t* p_out, int swz) {
   static_assert(kThreads == 256 && kC == 64, "32 row pairs x 8 slots, then slot 8 by warp 0");
   {
     const int gi = threadIdx.x % 8;  // zeros above the diagonal: group gi of rows r < 8 gi
@@ -254,10 +255,10 @@ __device__ void write_t(SmemMat x, SmemMat rqk, const float* gam2, const float* 
   }
   int r, c0;
   lower_task(threadIdx.x / 8, threadIdx.x % 8, r, c0);
-  write_t_task<Elem>(x, rqk, gam2, beta, r, c0, t_out, tb_out, p_out, swz);
+  write_t_task<Elem>(x, rqk, gam2, r, c0, t_out, tb_out, p_out, swz);
   if (threadIdx.x < 32) {
     lower_task(threadIdx.x, 8, r, c0);
-    write_t_task<Elem>(x, rqk, gam2, beta, r, c0, t_out, tb_out, p_out, swz);
+    write_t_task<Elem>(x, rqk, gam2, r, c0, t_out, tb_out, p_out, swz);
   }
 }
 
@@ -338,12 +339,12 @@ __device__ void prepare_item(const FwdParams& p, int heads, RunIndex run, int ch
       if (r < ci.len) p.ws.gcum[(ci.tok_begin + r) * d.Hv + h0 + j] = s.gam[kC * j + r];
     }
   if (p.ws.gate_ef) {
-    float* ef = p.ws.gate_ef + (int64_t(chunk) * d.Hv + h0) * (2 * kC);  // [heads][2][64]
+    float* ef = p.ws.gate_ef + (int64_t(chunk) * d.Hv + h0) * (3 * kC);  // [heads][3][64]
 #pragma unroll 1  // (unrolled, its hoisted addresses would not fit the 64 registers)
-    for (int e = threadIdx.x; e < 2 * kC * heads; e += kThreads) {
-      const float* gm = s.gam + kC * (e / (2 * kC));
-      const int r = e % kC;
-      ef[e] = (e & kC) ? expf(gm[kC - 1] - gm[r]) : expf(gm[r]);
+    for (int e = threadIdx.x; e < 3 * kC * heads; e += kThreads) {
+      const int j = e / (3 * kC), row = e / kC - 3 * j, r = e % kC;
+      const float* gm = s.gam + kC * j;
+      ef[e] = row == 0 ? expf(gm[r]) : row == 1 ? expf(gm[kC - 1] - gm[r]) : s.bet[kC * j + r];
     }
   }
 
@@ -376,10 +377,10 @@ __device__ void prepare_item(const FwdParams& p, int heads, RunIndex run, int ch
     inverse64::invert_off_diagonal_blocks(s.raw, bet, s.x, &s.n(0, 32), s.n.ld, &s.x(0, 32), 8,
                                           s.x.ld);  // ends synchronised
     float* t_out = p.ws.tmat ? p.ws.tmat + t_off : nullptr;
-    uint16_t* tb_out = p.ws.tbeta16 ? p.ws.tbeta16 + t_off : nullptr;
+    uint16_t* tb_out = p.ws.t16 ? p.ws.t16 + t_off : nullptr;
     // P(i, j) = Gam o causal o R_qk     tile 64 x 64, beside T (one exponential for both)
     uint16_t* p_out = want_scores ? p.ws.scores16 + t_off : nullptr;
-    write_t<Elem>(s.x, s.n, gam2, bet, t_out, tb_out, p_out, swz);
+    write_t<Elem>(s.x, s.n, gam2, t_out, tb_out, p_out, swz);
   }
   __syncthreads();  // the item's outputs all written; shared memory free for the next item
   if (p.ws.ready && threadIdx.x == 0) {

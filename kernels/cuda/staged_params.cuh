@@ -3,11 +3,11 @@
 //   chunk_first [N + 1] int64, table [max_chunks] ChunkInfo
 //   gcum   [Ttot, Hv]                chunk-local cumulative gate gamma
 //   tmat   [max_chunks, Hv, 64, 64]  gated inverse T = D A0 D^-1 (lower triangular)
-//   tbeta16 [max_chunks, Hv, 64, 64] 16-bit (dtype of q, k, v) T diag(beta), the A operand of
+//   t16 [max_chunks, Hv, 64, 64] 16-bit (dtype of q, k, v) T, the A operand of
 //                                    the fused kernel's V_new product (fused forward only)
 //   scores16 [max_chunks, Hv, 64, 64] 16-bit P = Gam o causal o (Q K^T) (unscaled; the
 //                                    column-warp fused loop only)
-//   gate_ef [max_chunks, Hv, 2, 64]  e = exp(gamma), f = exp(gamma_last - gamma) per chunk row
+//   gate_ef [max_chunks, Hv, 3, 64]  e = exp(gamma), f = exp(gamma_last - gamma), beta per chunk row
 //                                    (rows past a chunk's end repeat its last gamma; the
 //                                    column-warp fused loop only)
 //   ready  [max_chunks + kClaimInts] int  prepared v-heads per chunk (fused forward,
@@ -40,11 +40,11 @@ struct ChunkWorkspace {
   int64_t* chunk_first = nullptr;
   ChunkInfo* table = nullptr;
   float* gcum = nullptr;
-  float* tmat = nullptr;     // fp32 T; nullptr when only tbeta16 is wanted
-  uint16_t* tbeta16 = nullptr;  // 16-bit T diag(beta); nullptr when not wanted
+  float* tmat = nullptr;     // fp32 T; nullptr when only t16 is wanted
+  uint16_t* t16 = nullptr;  // 16-bit T; nullptr when not wanted
   uint16_t* scores16 = nullptr;  // 16-bit gated causal Q K^T; nullptr when not wanted
-  float* gate_ef = nullptr;      // exp gates per chunk row; nullptr when not wanted
-  // tbeta16 and scores16 tiles stored 128-byte swizzled (element (r, c) of a 64 x 64 tile at
+  float* gate_ef = nullptr;      // exp gates and beta per chunk row; nullptr when not wanted
+  // t16 and scores16 tiles stored 128-byte swizzled (element (r, c) of a 64 x 64 tile at
   // r * 64 + 8 ((c / 8) ^ (r % 8)) + c % 8): a linear bulk copy of a tile into 1024-byte
   // aligned shared memory is then a wgmma operand as it lands (column-warp loop).
   bool swizzled16 = false;
