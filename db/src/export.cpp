@@ -17,11 +17,14 @@ namespace {
 
 constexpr const char* kBucketRule =
     "exact: pass, h_qk, h_v, k, v, dtype; log2 buckets (bucket b holds [2^b, 2^(b+1))): "
-    "num_seqs, total_tokens, max_seqlen (-1 = unknown, matches any)";
+    "num_seqs, total_tokens, max_seqlen (-1 = unknown, matches any); balance_bucket of "
+    "total_tokens / (num_seqs max_seqlen): 2 = 1 (equal lengths), 1 = [1/2, 1), 0 = below "
+    "(-1 = unknown, matches any)";
 constexpr const char* kLookupRule =
     "exact bucket; else nearest entry with the same pass/heads/dims/dtype by L1 distance in "
-    "bucket space (max_seqlen term 0 when unknown), ties to the smaller total_tokens distance "
-    "then the earlier entry, within distance 4; else no entry: the default selection";
+    "bucket space (max_seqlen and balance terms 0 when unknown), ties to the smaller "
+    "total_tokens distance then the earlier entry, within distance 4; else no entry: the "
+    "default selection";
 
 std::string pass_text(dsp::Pass p) { return p == dsp::Pass::Forward ? "fwd" : "bwd"; }
 
@@ -45,7 +48,7 @@ std::vector<dsp::Entry> dispatch_entries(const Selection& sel) {
 std::string render_dispatch_json(const Selection& sel) {
   const SweepSummary& s = sel.sweep;
   std::ostringstream o;
-  o << "{\n  \"format\": \"gdnlab-dispatch-table\",\n  \"format_version\": 1,\n";
+  o << "{\n  \"format\": \"gdnlab-dispatch-table\",\n  \"format_version\": 2,\n";
   o << "  \"bucket_rule\": " << json_string(kBucketRule) << ",\n";
   o << "  \"lookup_rule\": " << json_string(kLookupRule) << ",\n";
   o << "  \"device\": {\"name\": " << json_string(s.device.name)
@@ -73,6 +76,7 @@ std::string render_dispatch_json(const Selection& sel) {
       << ", \"dtype\": \"" << to_string(k.dtype) << "\", \"num_seqs_bucket\": " << k.num_seqs_bucket
       << ", \"total_tokens_bucket\": " << k.total_tokens_bucket
       << ", \"max_seqlen_bucket\": " << k.max_seqlen_bucket
+      << ", \"balance_bucket\": " << k.balance_bucket
       << ", \"variant\": " << json_string(b.variant) << ", \"score_ms\": " << json_number(b.score_ms)
       << ", \"margin\": " << json_number(b.margin) << ", \"runner_up\": "
       << (b.runner_up ? json_string(*b.runner_up) : std::string("null"))
@@ -103,7 +107,8 @@ std::string render_dispatch_header(const Selection& sel) {
     << cpp_string_literal(s.device.uuid) << ", " << s.sweep.id << ", "
     << cpp_string_literal(s.build.git_sha) << ", " << cpp_string_literal(s.sweep.started_at)
     << "};\n\n";
-  o << "// {pass, h_qk, h_v, k, v, dtype, log2 num_seqs, log2 total_tokens, log2 max_seqlen}\n";
+  o << "// {pass, h_qk, h_v, k, v, dtype, log2 num_seqs, log2 total_tokens, log2 max_seqlen,\n"
+    << "//  balance (2 equal lengths, 1 mean >= half the longest, 0 below, -1 any)}\n";
   o << "inline constexpr std::array<Entry, " << sel.buckets.size() << "> kEntries{{\n";
   for (const BucketChoice& b : sel.buckets) {
     const dsp::BucketKey& k = b.key;
@@ -114,7 +119,7 @@ std::string render_dispatch_header(const Selection& sel) {
       << ", " << k.h_v << ", " << k.k << ", " << k.v << ", DType::"
       << (k.dtype == dsp::DType::BF16 ? "BF16" : k.dtype == dsp::DType::FP16 ? "FP16" : "FP32")
       << ", " << k.num_seqs_bucket << ", " << k.total_tokens_bucket << ", " << k.max_seqlen_bucket
-      << "}, " << cpp_string_literal(b.variant) << ", " << cpp_double(entry_margin(b)) << "},\n";
+      << ", " << k.balance_bucket << "}, " << cpp_string_literal(b.variant) << ", " << cpp_double(entry_margin(b)) << "},\n";
   }
   o << "}};\n\n";
   const std::vector<std::string> names = sel.variants_used();

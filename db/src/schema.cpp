@@ -203,8 +203,42 @@ DROP TABLE variants;
 ALTER TABLE variants_v3 RENAME TO variants;
 )sql";
 
+// Version 4: overrides are keyed by the dispatch key's balance bucket too
+// (gdn/db/dispatch_lookup.hpp). The UNIQUE key changes, so the table is rebuilt as in version
+// 3; the rows before it get -1 (kUnknownBucket), which selection applies to every balance of
+// their bucket, as their bucket held them all.
+constexpr const char* kVersion4 = R"sql(
+CREATE TABLE overrides_v4 (
+  id                  INTEGER PRIMARY KEY,
+  sweep_id            INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
+  pass                TEXT    NOT NULL CHECK (pass IN ('fwd', 'bwd')),
+  h_qk                INTEGER NOT NULL,
+  h_v                 INTEGER NOT NULL,
+  k                   INTEGER NOT NULL,
+  v                   INTEGER NOT NULL,
+  dtype               TEXT    NOT NULL CHECK (dtype IN ('bf16', 'fp16', 'fp32')),
+  num_seqs_bucket     INTEGER NOT NULL,
+  total_tokens_bucket INTEGER NOT NULL,
+  max_seqlen_bucket   INTEGER NOT NULL,
+  balance_bucket      INTEGER NOT NULL DEFAULT -1,
+  variant             TEXT    NOT NULL CHECK (variant <> ''),
+  reason              TEXT    NOT NULL CHECK (reason <> ''),
+  created_at          TEXT    NOT NULL,
+  UNIQUE (sweep_id, pass, h_qk, h_v, k, v, dtype, num_seqs_bucket, total_tokens_bucket,
+          max_seqlen_bucket, balance_bucket)
+) STRICT;
+INSERT INTO overrides_v4 (id, sweep_id, pass, h_qk, h_v, k, v, dtype, num_seqs_bucket,
+                          total_tokens_bucket, max_seqlen_bucket, balance_bucket, variant, reason,
+                          created_at)
+  SELECT id, sweep_id, pass, h_qk, h_v, k, v, dtype, num_seqs_bucket, total_tokens_bucket,
+         max_seqlen_bucket, -1, variant, reason, created_at
+  FROM overrides;
+DROP TABLE overrides;
+ALTER TABLE overrides_v4 RENAME TO overrides;
+)sql";
+
 // kMigrations[i] produces version i + 1.
-constexpr const char* kMigrations[] = {kVersion1, kVersion2, kVersion3};
+constexpr const char* kMigrations[] = {kVersion1, kVersion2, kVersion3, kVersion4};
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration per schema version");
 

@@ -51,7 +51,8 @@ std::string describe_bucket(const dsp::BucketKey& k) {
          " h_qk=" + std::to_string(k.h_qk) + " h_v=" + std::to_string(k.h_v) +
          " k=" + std::to_string(k.k) + " v=" + std::to_string(k.v) + " " +
          std::string(to_string(k.dtype)) + " seqs=" + range_text(k.num_seqs_bucket) +
-         " tokens=" + range_text(k.total_tokens_bucket) + " maxlen=" + range_text(k.max_seqlen_bucket);
+         " tokens=" + range_text(k.total_tokens_bucket) + " maxlen=" + range_text(k.max_seqlen_bucket) +
+         " balance=" + std::string(dsp::balance_text(k.balance_bucket));
 }
 
 std::vector<std::string> Selection::variants_used() const {
@@ -157,7 +158,13 @@ Selection select_winners(const Database& db, std::int64_t sweep_id) {
     const std::size_t chosen = choose(b.candidates);
     b.near_tie_rule_applied = chosen != 0;
     set_choice(b, chosen);
-    const auto o = overrides.find(b.key);
+    // An override made before the balance was part of the key (-1) holds for every balance.
+    auto o = overrides.find(b.key);
+    if (o == overrides.end()) {
+      dsp::BucketKey any_balance = b.key;
+      any_balance.balance_bucket = dsp::kUnknownBucket;
+      o = overrides.find(any_balance);
+    }
     if (o == overrides.end()) continue;
     const auto it = std::find_if(b.candidates.begin(), b.candidates.end(),
                                  [&](const Candidate& c) { return c.variant == o->second.variant; });

@@ -31,7 +31,8 @@ std::string describe_bucket(const dispatch::BucketKey& k) {
   return cat(k.pass == dispatch::Pass::Forward ? "fwd" : "bwd", " h_qk=", k.h_qk, " h_v=", k.h_v,
              " k=", k.k, " v=", k.v, " ", dtype_token(k.dtype),
              " seqs=", log2_range(k.num_seqs_bucket), " tokens=", log2_range(k.total_tokens_bucket),
-             " maxlen=", log2_range(k.max_seqlen_bucket));
+             " maxlen=", log2_range(k.max_seqlen_bucket),
+             " balance=", dispatch::balance_text(k.balance_bucket));
 }
 
 std::string describe_tuning(const dispatch::TableInfo& info) {

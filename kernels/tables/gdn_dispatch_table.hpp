@@ -14,224 +14,261 @@ namespace gdn::dispatch::generated {
 
 inline constexpr TableInfo kTableInfo{"NVIDIA H200", "GPU-5d99b8b1-748c-2558-f70d-87a0b2f28dd0", 1, "c2bd69396d1b", "2026-11-30T22:10:00Z"};
 
-// {pass, h_qk, h_v, k, v, dtype, log2 num_seqs, log2 total_tokens, log2 max_seqlen}
-inline constexpr std::array<Entry, 108> kEntries{{
-    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp4
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 11, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp8", 0.056505287668574766},
-    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp16
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 12, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp8", 0.05237619316618147},
-    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp16
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 13, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.15455167977423168},
-    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp16
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 14, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.10160653374650819},
-    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 15, 15}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.0170453671369013},
-    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp16
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 13, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.16519260979939476},
-    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp16
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 14, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.08434586185227344},
-    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 15, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.01369484083637973},
-    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 2, 13, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.05843254443129964},
-    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 2, 15, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08306887834446885},
-    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 3, 13, 10}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.16195043205773452},
-    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 3, 15, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.13176656109616625},
-    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp0
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 11, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp8", 0.0691880609476101},
-    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp8
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 12, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.13329300262149646},
-    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp16
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 13, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.04575617861740189},
-    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 14, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", -0.006611749186562377},
-    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp64
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 15, 15}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.016872465074357912},
-    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp16
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 13, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", -0.005452302367397133},
-    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 14, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.09516517416247772},
-    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp64
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 15, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.03465261790607421},
-    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 2, 13, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10826509782334437},
-    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 2, 15, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1338093296243974},
-    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 3, 13, 10}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.029036360483264856},
-    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 3, 15, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0270274755976343},
-    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 11, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08899729954452806},
-    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp16
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 12, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.032272525541424235},
-    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp32
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 13, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.055058618257015635},
-    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp64
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 14, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.047730189163483594},
-    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp128
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 15, 15}, "gdn_fwd_sm90_fused_v64_s2_cw_cp128", 0.0496575328531661},
-    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 13, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06375994265972551},
-    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp0
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 14, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.01767547573017736},
-    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp0
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 15, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp128", 0.039969112068235724},
-    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 2, 13, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.041935728937172456},
-    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 2, 15, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", -0.0036789995012982413},
-    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 3, 13, 10}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.03783373043067617},
-    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 3, 15, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.013472765971996647},
-    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 11, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06184295289135},
-    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 12, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06375057232133519},
-    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 13, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0643294083625432},
-    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 14, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06449469106777928},
-    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 15, 15}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.09779551367695638},
-    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 13, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10712887241039781},
-    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 14, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", -0.0022841301212842557},
-    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 15, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.07438576447577216},
-    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 2, 13, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.022457257277815},
-    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 2, 15, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.009530492807845237},
-    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 3, 13, 10}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.026136695077291883},
-    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 3, 15, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.022914162849252406},
-    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp0
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 11, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp8", 0.05351767198126889},
-    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp0
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 12, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.09158395113420847},
-    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp16
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 13, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.047917375671396645},
-    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 14, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", -0.005670401382086632},
-    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp64
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 15, 15}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.014093183785671926},
-    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 13, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.11858702092280482},
-    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 14, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0010541079871217995},
-    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp64
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 15, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.029096216331094382},
-    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 2, 13, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10975957003790637},
-    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 2, 15, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08523711903785691},
-    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 3, 13, 10}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.018409522385489874},
-    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 3, 15, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.015788312066228993},
-    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 11, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.09411699878083213},
-    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 12, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.19784097454824745},
-    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 13, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.17838568854918857},
-    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 14, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.14923113675431177},
-    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 15, 15}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1584580038433645},
-    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 13, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.13186919943203956},
-    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 14, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.019693313195702222},
-    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 15, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.07492731046938372},
-    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 2, 13, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.02808888722269587},
-    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 2, 15, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.010643380066376995},
-    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 3, 13, 10}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.014256678450168536},
-    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 3, 15, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.013402958027140421},
-    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 11, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10305846848331934},
-    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 12, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.12847449729902904},
-    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 13, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.11402798291168392},
-    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 14, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10181412439561299},
-    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 15, 15}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.2860114368511155},
-    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 13, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp128", 0.003692762867456123},
-    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 14, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1444073926423759},
-    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 15, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.03942570673418899},
-    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 2, 13, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.03350599608224103},
-    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp0
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 2, 15, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp256", 0.007884233313235622},
-    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 3, 13, 10}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.026503295251012915},
-    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 3, 15, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.015822899447657246},
-    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 11, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1103372073515716},
-    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 12, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.13727312851926654},
-    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 13, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.14190946619896416},
-    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 14, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.14713339489826738},
-    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp256
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 15, 15}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.32235736913341273},
-    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 13, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0524214264234355},
-    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 14, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.15538766514220703},
-    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 15, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.07611561256404031},
-    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 2, 13, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.027525726712865906},
-    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 2, 15, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.002983511338930267},
-    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 3, 13, 10}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.02784219558731338},
-    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 3, 15, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.01613720580128608},
-    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 11, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1780531295961265},
-    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 12, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.37446808510638285},
-    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 13, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.3467962322470237},
-    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 14, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.28460060020413036},
-    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 15, 15}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.28476215470911725},
-    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 13, 12}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08077613382630089},
-    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 14, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.015358048111899558},
-    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 15, 14}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.07723735489246253},
-    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 2, 13, 11}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.025825241729761528},
-    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 2, 15, 13}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.008848965000775033},
-    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp0
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 3, 13, 10}, "gdn_fwd_sm90_fused_v128_s2_cw_cp0", 0.020799980740758617},
-    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp256
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 3, 15, 12}, "gdn_fwd_sm90_fused_v128_s2_cw_cp0", 0.007800582811936518},
+// {pass, h_qk, h_v, k, v, dtype, log2 num_seqs, log2 total_tokens, log2 max_seqlen,
+//  balance (2 equal lengths, 1 mean >= half the longest, 0 below, -1 any)}
+inline constexpr std::array<Entry, 126> kEntries{{
+    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp4
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp8", 0.056505287668574766},
+    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp16
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp8", 0.05237619316618147},
+    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp16
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.15455167977423168},
+    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp16
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.10160653374650819},
+    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.0170453671369013},
+    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp16
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.16344586416316198},
+    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp8
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.14596239351636164},
+    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp16
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.08434586185227344},
+    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.020040729248272937},
+    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.011425436119224974},
+    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.05843254443129964},
+    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08306887834446885},
+    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.16195043205773452},
+    // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.13176656109616625},
+    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp0
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp8", 0.0691880609476101},
+    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp8
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.13329300262149646},
+    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp16
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.04575617861740189},
+    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", -0.006611749186562377},
+    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp64
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.016872465074357912},
+    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp16
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", -0.0001987130106634316},
+    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.05829804234918101},
+    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.09516517416247772},
+    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp64
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.028143838051429393},
+    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0398101962941495},
+    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10826509782334437},
+    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1338093296243974},
+    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.029036360483264856},
+    // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0270274755976343},
+    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08899729954452806},
+    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp16
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.032272525541424235},
+    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp32
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.055058618257015635},
+    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp64
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.047730189163483594},
+    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp128
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp128", 0.0496575328531661},
+    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", -0.006314286450987527},
+    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.11062666378876185},
+    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp0
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.01767547573017736},
+    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp128", 0.044478900421622614},
+    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.2826892166497328},
+    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.041935728937172456},
+    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", -0.0036789995012982413},
+    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.03783373043067617},
+    // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.013472765971996647},
+    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06184295289135},
+    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06375057232133519},
+    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0643294083625432},
+    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06449469106777928},
+    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.09779551367695638},
+    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08010155550391374},
+    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1286676693926203},
+    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", -0.0022841301212842557},
+    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0259028820828886},
+    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.29233833498584705},
+    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.022457257277815},
+    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.009530492807845237},
+    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.026136695077291883},
+    // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.022914162849252406},
+    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp0
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp8", 0.05351767198126889},
+    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp0
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.09158395113420847},
+    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp16
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.047917375671396645},
+    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", -0.005670401382086632},
+    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp64
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.014093183785671926},
+    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.05257128687737733},
+    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.3410172254756849},
+    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0010541079871217995},
+    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp64
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.025001126574154098},
+    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.2594485757467728},
+    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10975957003790637},
+    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08523711903785691},
+    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.018409522385489874},
+    // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.015788312066228993},
+    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.09411699878083213},
+    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.19784097454824745},
+    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.17838568854918857},
+    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.14923113675431177},
+    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1584580038433645},
+    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10681408137217785},
+    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.157798551613483},
+    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.019693313195702222},
+    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0303762861192145},
+    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.273245252597635},
+    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.02808888722269587},
+    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.010643380066376995},
+    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.014256678450168536},
+    // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.013402958027140421},
+    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10305846848331934},
+    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.12847449729902904},
+    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.11402798291168392},
+    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10181412439561299},
+    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.2860114368511155},
+    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp128", 0.004433883496319568},
+    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.016005415778945098},
+    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1444073926423759},
+    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.01390659667176819},
+    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.050083868730636194},
+    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.03350599608224103},
+    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp0
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp256", 0.007884233313235622},
+    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.026503295251012915},
+    // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.015822899447657246},
+    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1103372073515716},
+    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.13727312851926654},
+    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.14190946619896416},
+    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.14713339489826738},
+    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp256
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.32235736913341273},
+    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06419407064691174},
+    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.014358641836235808},
+    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.15538766514220703},
+    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.05689755343920533},
+    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.006696464163278293},
+    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.027525726712865906},
+    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.002983511338930267},
+    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.02784219558731338},
+    // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.01613720580128608},
+    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1780531295961265},
+    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.37446808510638285},
+    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp32
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.3467962322470237},
+    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.28460060020413036},
+    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.28476215470911725},
+    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08515647462806752},
+    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06774091627172196},
+    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp64
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.015358048111899558},
+    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.056831032021477546},
+    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp128
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.16287971753078678},
+    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp0
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.025825241729761528},
+    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp256
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.008848965000775033},
+    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up gdn_fwd_sm90_fused_v64_s2_cw_cp0
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v128_s2_cw_cp0", 0.020799980740758617},
+    // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up gdn_fwd_sm90_fused_v128_s2_cw_cp256
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v128_s2_cw_cp0", 0.007800582811936518},
 }};
 
 // The variants a pruned libgdn build compiles (-DGDN_DISPATCH_TABLE=<this header>).

@@ -1,6 +1,7 @@
 // Opening, creating and migrating results databases; refusing files that are not ours.
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -203,7 +204,7 @@ TEST(Database, MigratesVersion2To3KeepingEveryRowAndReference) {
   EXPECT_EQ(counts_before.at("overrides"), "1");
   EXPECT_NE(counts_before.at("samples"), "0");
 
-  Database db = Database::open(path);
+  Database db = Database::open(path, {.migrate_to_version = 3});
   EXPECT_EQ(db.schema_version(), 3);
   EXPECT_EQ(table_counts(db), counts_before);  // no table lost or added (no variants_v3 left)
   EXPECT_EQ(rows_text(db, "SELECT * FROM variants ORDER BY id"), variants_before);
@@ -242,6 +243,39 @@ TEST(Database, MigratesVersion2To3KeepingEveryRowAndReference) {
   const auto rows = query_results(db, q);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].result.id, inserted.result_id);
+}
+
+// Version 4 keys overrides by the balance bucket too: the table is rebuilt, its rows kept with
+// balance -1 (any), and such an override still applies to its bucket, now keyed with a balance.
+TEST(Database, MigratesVersion3To4KeepingOverridesForEveryBalance) {
+  ScratchDir dir;
+  const std::string path = dir.file("v3.db");
+  const Scenario sc = write_version2_database(path);
+  std::string pinned;
+  {
+    Database v3 = Database::open(path, {.migrate_to_version = 3});
+    ASSERT_EQ(list_overrides(v3, sc.sweep).size(), 1u);
+    pinned = list_overrides(v3, sc.sweep)[0].variant;
+  }
+  Database db = Database::open(path);
+  EXPECT_EQ(db.schema_version(), 4);
+  const std::vector<OverrideRecord> kept = list_overrides(db, sc.sweep);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].key.balance_bucket, gdn::dispatch::kUnknownBucket);
+  EXPECT_EQ(kept[0].variant, pinned);
+  EXPECT_EQ(kept[0].reason, "pinned for the test");
+  EXPECT_TRUE(rows_text(db, "PRAGMA foreign_key_check").empty());
+  EXPECT_EQ(pragma_text(db, "PRAGMA integrity_check"), "ok");
+  const Selection sel = select_winners(db, sc.sweep);
+  const auto overridden = std::count_if(sel.buckets.begin(), sel.buckets.end(),
+                                        [](const BucketChoice& b) { return b.overridden; });
+  EXPECT_EQ(overridden, 1);
+  // A new override takes the bucket's own balance, and replaces nothing of the old one's.
+  const BucketChoice& b = sel.buckets.back();
+  ASSERT_NE(b.key.balance_bucket, gdn::dispatch::kUnknownBucket);
+  set_override(db, sc.sweep, b.key, b.candidates.back().variant, "the slowest, on purpose");
+  EXPECT_EQ(list_overrides(db, sc.sweep).size(), 2u);
+  EXPECT_EQ(list_overrides(db, sc.sweep)[1].key, b.key);
 }
 
 TEST(Database, FreshAndMigratedDatabasesHaveTheSameSchema) {

@@ -42,6 +42,39 @@ static_assert(lookup(kTable, shape(1, 1 << 24, 1 << 24), 16).entry == &kTable[1]
 // Different heads, dtype or pass never match.
 static_assert(!lookup(kTable, shape(1, 4096, 4096, 8)).found());
 
+// Balance: total tokens over the sequences' capacity at the longest length.
+static_assert(balance_bucket(1, 4096, 4096) == kBalanceEqual);
+static_assert(balance_bucket(2, 32768, 16384) == kBalanceEqual);    // 16384 + 16384
+static_assert(balance_bucket(2, 32768, 24576) == kBalanceHalf);     // 24576 + 8192: 2/3
+static_assert(balance_bucket(2, 16384, 12288) == kBalanceHalf);     // 12288 + 4096: 2/3
+static_assert(balance_bucket(8, 8192, 4096) == kBalanceRagged);     // one long, seven short: 1/4
+static_assert(balance_bucket(4, 8192, 0) == kUnknownBucket && balance_bucket(0, 0, 64) == kUnknownBucket);
+static_assert(bucket_of(shape(2, 32768, 16384)).balance_bucket == kBalanceEqual);
+// A table written before the balance was keyed (-1 on every entry) matches any balance exactly.
+static_assert(lookup(kTable, shape(2, 4500, 4500)).distance == 1);  // seqs one bucket off only
+
+TEST(DispatchLookup, BalanceSeparatesEqualFromRaggedBatchesOfOneLongestBucket) {
+  constexpr auto pair = [](int balance) {
+    BucketKey k = fwd(1, 15, 14);
+    k.balance_bucket = balance;
+    return k;
+  };
+  constexpr std::array<Entry, 2> table{{{pair(kBalanceHalf), "segments", 0.2}, {pair(kBalanceEqual), "unsplit", 0.3}}};
+  // Two sequences of 32768 tokens in all, longest 16384 (equal) or 24576 / 28672 (ragged).
+  EXPECT_EQ(lookup(table, shape(2, 32768, 16384)).entry->variant, "unsplit");
+  EXPECT_TRUE(lookup(table, shape(2, 32768, 16384)).exact());
+  EXPECT_EQ(lookup(table, shape(2, 32768, 24576)).entry->variant, "segments");
+  EXPECT_EQ(lookup(table, shape(2, 32768, 28672)).entry->variant, "segments");
+  // Longest unknown: the balance is unknown too and matches either; table order decides.
+  EXPECT_EQ(lookup(table, shape(2, 32768, 0)).entry->variant, "segments");
+  EXPECT_EQ(lookup(table, shape(2, 32768, 0)).distance, 0);
+  // Three sequences, one long (0.37 of their capacity, ragged): one balance bucket from
+  // "segments", two from "unsplit".
+  const Match m = lookup(table, shape(3, 33000, 30000));
+  EXPECT_EQ(m.entry->variant, "segments");
+  EXPECT_EQ(m.distance, 1);
+}
+
 TEST(DispatchLookup, TiesGoToTheSmallerTokenDistanceThenTableOrder) {
   // Query (seqs 2, tokens 13, maxlen 11): A@(0,12,12) is 2+1+1 = 4 away, A@(3,13,11) is 1 away.
   EXPECT_EQ(lookup(kTable, BucketKey{fwd(2, 13, 11)}).entry, &kTable[2]);

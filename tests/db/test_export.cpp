@@ -53,8 +53,10 @@ TEST_F(ExportTest, WritesJsonAndHeaderAndNothingElse) {
   const std::string json = read(r.json_path);
   EXPECT_NE(json.find("\"variants\": [\"gdn_fwd_A\", \"gdn_fwd_B\", \"gdn_fwd_C\"]"), std::string::npos) << json;
   EXPECT_NE(json.find("\"name\": \"NVIDIA H200\""), std::string::npos);
-  EXPECT_NE(json.find("\"total_tokens_bucket\": 16, \"max_seqlen_bucket\": 16, \"variant\": \"gdn_fwd_B\""),
+  EXPECT_NE(json.find("\"total_tokens_bucket\": 16, \"max_seqlen_bucket\": 16, \"balance_bucket\": 2, "
+                      "\"variant\": \"gdn_fwd_B\""),
             std::string::npos) << json;
+  EXPECT_NE(json.find("\"format_version\": 2"), std::string::npos);
   EXPECT_NE(json.find("\"margin\": 0.25"), std::string::npos);
   EXPECT_NE(json.find("\"margin\": null, \"runner_up\": null"), std::string::npos);
   EXPECT_EQ(read(r.header_path), render_dispatch_header(r.selection));

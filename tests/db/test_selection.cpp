@@ -9,8 +9,12 @@ namespace {
 
 namespace dsp = gdn::dispatch;
 
-dsp::BucketKey key(int h_qk, int h_v, int seqs_b, int tokens_b, int maxlen_b) {
-  return {dsp::Pass::Forward, h_qk, h_v, 128, 128, dsp::DType::BF16, seqs_b, tokens_b, maxlen_b};
+// Balance: the scenario's single sequences and its 64-sequence batch fill their longest
+// sequence's length (equal); its 8 x 1024-token batch with a 2048-token longest, half.
+dsp::BucketKey key(int h_qk, int h_v, int seqs_b, int tokens_b, int maxlen_b,
+                   int balance = dsp::kBalanceEqual) {
+  return {dsp::Pass::Forward, h_qk, h_v, 128, 128, dsp::DType::BF16, seqs_b, tokens_b, maxlen_b,
+          balance};
 }
 
 const BucketChoice* find(const Selection& s, const dsp::BucketKey& k) {
@@ -21,13 +25,15 @@ const BucketChoice* find(const Selection& s, const dsp::BucketKey& k) {
 
 TEST(Buckets, OfProblemsAndTheirDescription) {
   const ProblemRecord p = problem(0, 16, 32, 8, 8192, 2048);
-  EXPECT_EQ(bucket_of(p, gdn::Pass::Forward), key(16, 32, 3, 13, 11));
+  EXPECT_EQ(bucket_of(p, gdn::Pass::Forward), key(16, 32, 3, 13, 11, dsp::kBalanceHalf));
   EXPECT_EQ(bucket_of(p, gdn::Pass::Backward).pass, dsp::Pass::Backward);
-  EXPECT_EQ(describe_bucket(key(16, 32, 3, 13, 11)),
-            "fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[2048,4096)");
+  EXPECT_EQ(describe_bucket(key(16, 32, 3, 13, 11, dsp::kBalanceHalf)),
+            "fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[2048,4096) "
+            "balance=[1/2,1)");
   ProblemRecord unknown_len = p;
   unknown_len.max_seqlen = 0;
   EXPECT_EQ(bucket_of(unknown_len, gdn::Pass::Forward).max_seqlen_bucket, dsp::kUnknownBucket);
+  EXPECT_EQ(bucket_of(unknown_len, gdn::Pass::Forward).balance_bucket, dsp::kUnknownBucket);
   EXPECT_EQ(parse_dtype("fp16"), dsp::DType::FP16);
   EXPECT_FALSE(parse_dtype("half").has_value());
 }
@@ -55,7 +61,7 @@ TEST(Selection, WinnersMarginsAndEligibility) {
   EXPECT_EQ(long_seq->variant, "gdn_fwd_B");
   EXPECT_NEAR(*long_seq->margin, 0.25, 1e-12);
 
-  const BucketChoice* packed = find(sel, key(16, 32, 3, 13, 11));
+  const BucketChoice* packed = find(sel, key(16, 32, 3, 13, 11, dsp::kBalanceHalf));
   ASSERT_TRUE(packed);
   EXPECT_EQ(packed->variant, "gdn_fwd_A");
   EXPECT_EQ(packed->candidates.size(), 3u);  // C crashed there

@@ -28,7 +28,8 @@ DispatchTable smoke_table() { return {generated::kEntries, &generated::kTableInf
 
 bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
 
-// A shape at the smallest point of an entry's bucket.
+// A shape in an entry's bucket: the smallest sequence count and longest sequence, and the
+// fewest tokens of the bucket that give its balance.
 dispatch::Shape shape_in(const dispatch::BucketKey& k) {
   dispatch::Shape s;
   s.pass = k.pass;
@@ -42,6 +43,19 @@ dispatch::Shape shape_in(const dispatch::BucketKey& k) {
   s.max_seqlen = k.max_seqlen_bucket == dispatch::kUnknownBucket
                      ? 0
                      : dispatch::bucket_floor(k.max_seqlen_bucket);
+  if (k.balance_bucket == dispatch::kUnknownBucket || s.max_seqlen == 0) return s;
+  // The balance needs the right tokens for the sequences' capacity: try each end of the
+  // sequence-count and longest-sequence buckets, then the tokens that reach each balance.
+  const auto top = [](int b) { return dispatch::bucket_floor(b + 1) - 1; };
+  const std::int64_t t_lo = s.total_tokens, t_hi = top(k.total_tokens_bucket);
+  for (const std::int64_t n : {s.num_seqs, top(k.num_seqs_bucket)})
+    for (const std::int64_t m : {s.max_seqlen, top(k.max_seqlen_bucket)})
+      for (const std::int64_t tokens : {t_lo, (n * m + 1) / 2, n * m, t_hi})
+        if (tokens >= t_lo && tokens <= t_hi &&
+            dispatch::balance_bucket(n, tokens, m) == k.balance_bucket) {
+          s.num_seqs = n, s.max_seqlen = m, s.total_tokens = tokens;
+          return s;
+        }
   return s;
 }
 
@@ -130,9 +144,12 @@ TEST(DispatchTableDecision, InBetweenShapeTakesTheNearestEntry) {
   const Pool pool;
   for (const dispatch::Entry& e : generated::kEntries) {
     ASSERT_EQ(same_exact_fields(e), 1) << "the test expects one entry per head configuration";
-    dispatch::Shape s = shape_in(e.key);
-    s.total_tokens = 3 * s.total_tokens;  // inside the next tokens bucket
-    s.max_seqlen = 3 * s.max_seqlen;      // inside the next max_seqlen bucket
+    // One bucket up in tokens and in the longest sequence, the same count and balance.
+    dispatch::BucketKey up = e.key;
+    ++up.total_tokens_bucket;
+    if (up.max_seqlen_bucket != dispatch::kUnknownBucket) ++up.max_seqlen_bucket;
+    const dispatch::Shape s = shape_in(up);
+    ASSERT_EQ(dispatch::bucket_of(s), up) << "no shape in the bucket above " << e.variant;
     const DispatchDecision d = pool.decide(smoke_table(), s);
     EXPECT_EQ(d.entry, &e);
     EXPECT_EQ(d.distance, 2);

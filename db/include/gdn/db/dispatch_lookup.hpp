@@ -8,13 +8,19 @@
 //           n >= 1, so bucket b holds [2^b, 2^(b+1)); 0 tokens falls in bucket 0 with 1.
 //           max_seqlen may be unknown at dispatch (cu_seqlens live on the device and dispatch
 //           never copies them to the host): kUnknownBucket then matches any bucket.
+//   balance: how evenly the tokens fill the sequences, total_tokens / (num_seqs x max_seqlen)
+//           in (0, 1], as balance_bucket(): 2 when every sequence is as long as the longest,
+//           1 from 1/2, 0 below. Equal and ragged batches of the same longest sequence want
+//           different variants (two sequences of 16384 tokens ran best unsplit, 24576 + 8192
+//           and 28672 + 4096 in 128-chunk segments: the longest chain is the critical path
+//           and the short sequences leave SMs idle beside it). Unknown with max_seqlen.
 //
 // Lookup rule (lookup() below), in order:
-//   1. an entry whose exact fields and three buckets equal the query's: that entry;
+//   1. an entry whose exact fields and four buckets equal the query's: that entry;
 //   2. else, among entries with the same exact fields, the nearest by the L1 distance in
-//      bucket space, |d num_seqs| + |d total_tokens| + |d max_seqlen| (the last term 0 when
-//      either side is unknown), if that distance is <= max_distance (default 4: at most 16x
-//      away in total); ties go to the smaller total_tokens distance, then to the earlier entry
+//      bucket space, |d num_seqs| + |d total_tokens| + |d max_seqlen| + |d balance| (the last
+//      two terms 0 when either side is unknown), if that distance is <= max_distance (default
+//      4: at most 16x away in total); ties go to the smaller total_tokens distance, then to the earlier entry
 //      (tables are sorted by key, so the smaller bucket);
 //   3. else no entry: the caller uses its default selection.
 #pragma once
@@ -44,6 +50,25 @@ constexpr int log2_bucket(std::int64_t n) {
 // Smallest value in bucket b (2^b): for display and for tests.
 constexpr std::int64_t bucket_floor(int b) { return b < 0 ? 0 : (std::int64_t{1} << b); }
 
+// Balance buckets (see the top of this file).
+inline constexpr int kBalanceEqual = 2, kBalanceHalf = 1, kBalanceRagged = 0;
+constexpr int balance_bucket(std::int64_t num_seqs, std::int64_t total_tokens,
+                             std::int64_t max_seqlen) {
+  if (num_seqs <= 0 || max_seqlen <= 0) return kUnknownBucket;
+  const std::int64_t capacity = num_seqs * max_seqlen;
+  if (total_tokens >= capacity) return kBalanceEqual;
+  return 2 * total_tokens >= capacity ? kBalanceHalf : kBalanceRagged;
+}
+// A balance bucket in words, as table comments and dispatch sources print it.
+constexpr std::string_view balance_text(int b) {
+  switch (b) {
+    case kBalanceEqual: return "equal";
+    case kBalanceHalf: return "[1/2,1)";
+    case kBalanceRagged: return "<1/2";
+    default: return "any";
+  }
+}
+
 struct BucketKey {
   Pass pass = Pass::Forward;
   int h_qk = 0;
@@ -54,6 +79,7 @@ struct BucketKey {
   int num_seqs_bucket = 0;
   int total_tokens_bucket = 0;
   int max_seqlen_bucket = kUnknownBucket;
+  int balance_bucket = kUnknownBucket;  // last: tables written before it match any balance
 
   friend constexpr bool operator==(const BucketKey&, const BucketKey&) = default;
   friend constexpr auto operator<=>(const BucketKey&, const BucketKey&) = default;
@@ -81,7 +107,8 @@ constexpr BucketKey bucket_of(const Shape& s) {
                    s.dtype,
                    log2_bucket(s.num_seqs),
                    log2_bucket(s.total_tokens),
-                   s.max_seqlen > 0 ? log2_bucket(s.max_seqlen) : kUnknownBucket};
+                   s.max_seqlen > 0 ? log2_bucket(s.max_seqlen) : kUnknownBucket,
+                   balance_bucket(s.num_seqs, s.total_tokens, s.max_seqlen)};
 }
 
 // Margin of an entry whose bucket had a single eligible variant (real margins are > -1).
@@ -121,7 +148,8 @@ constexpr Match lookup(std::span<const Entry> table, const BucketKey& query,
     if (!detail::same_exact_fields(e.key, query)) continue;
     const int tokens = detail::abs_diff(e.key.total_tokens_bucket, query.total_tokens_bucket);
     const int distance = detail::abs_diff(e.key.num_seqs_bucket, query.num_seqs_bucket) + tokens +
-                         detail::seqlen_distance(e.key.max_seqlen_bucket, query.max_seqlen_bucket);
+                         detail::seqlen_distance(e.key.max_seqlen_bucket, query.max_seqlen_bucket) +
+                         detail::seqlen_distance(e.key.balance_bucket, query.balance_bucket);
     if (distance > max_distance) continue;
     const bool better = best.entry == nullptr || distance < best.distance ||
                         (distance == best.distance && tokens < best_tokens_distance);
