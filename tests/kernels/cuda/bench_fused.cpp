@@ -5,7 +5,9 @@
 // replayed `replays` times with events around each replay; the median is printed (ms).
 // Usage: gdn_fused_bench [replays=20] [name-filter-substring ...]
 // GDN_BENCH_SHAPES="SEQSxLEN:HK/HV,..." (for example "1x32768:32/32,8192x4:16/64") replaces
-// the default grid of layouts and heads.
+// the default grid of layouts and heads. GDN_BENCH_TIMELINE=1 also prints, per variant and
+// shape, every kernel's GPU start and duration in one replay (CUPTI activity records), after
+// the timing row.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -18,6 +20,9 @@
 #include <vector>
 
 #include "device_harness.hpp"
+#ifdef GDN_BENCH_TIMELINE_AVAILABLE
+#include "kernel_timeline.hpp"
+#endif
 #include "gdn/testing/half.hpp"
 
 namespace gdn::testing::gpu {
@@ -88,7 +93,8 @@ Inputs make_inputs(const Layout& l, int hk, int hv) {
 }
 
 // Median ms of `replays` graph replays of one forward call; negative if it cannot run.
-double time_variant(const Variant& v, const Inputs& in, int replays) {
+// With `timeline`, one more replay's kernel spans are appended to it.
+double time_variant(const Variant& v, const Inputs& in, int replays, std::string* timeline) {
   if (!v.can_implement(in.problem).ok) return -1;
   DeviceBuffer ws(v.workspace_bytes(in.problem));
   gdn_fwd_args a{};
@@ -128,6 +134,9 @@ double time_variant(const Variant& v, const Inputs& in, int replays) {
     ms.push_back(t);
   }
   std::sort(ms.begin(), ms.end());
+#ifdef GDN_BENCH_TIMELINE_AVAILABLE
+  if (timeline) *timeline += format_timeline(record_graph_timeline(exec, s, 3));
+#endif
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
   cudaGraphExecDestroy(exec);
@@ -186,6 +195,12 @@ int run(int argc, char** argv) {
   }
   const int replays = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
   std::vector<std::string> filters(argv + std::min(argc, 2), argv + argc);
+  const char* timeline_env = std::getenv("GDN_BENCH_TIMELINE");
+  const bool with_timeline = timeline_env && std::string(timeline_env) == "1";
+#ifndef GDN_BENCH_TIMELINE_AVAILABLE
+  if (with_timeline)
+    throw std::invalid_argument("GDN_BENCH_TIMELINE=1: this build has no CUPTI (GDN_WITH_CUPTI=OFF)");
+#endif
   std::vector<const Variant*> variants;
   for (const Variant* v : variants_of(Pass::Forward))
     if (selected(*v, filters)) variants.push_back(v);
@@ -197,8 +212,13 @@ int run(int argc, char** argv) {
     char heads[24];
     std::snprintf(heads, sizeof heads, "(%d,%d)", sh.hk, sh.hv);
     std::printf("%-8s %-8s", sh.layout.name.c_str(), heads);
-    for (const Variant* v : variants) std::printf(" | %8.3f", time_variant(*v, in, replays));
-    std::printf("\n");
+    std::string timelines;
+    for (const Variant* v : variants) {
+      std::string one;
+      std::printf(" | %8.3f", time_variant(*v, in, replays, with_timeline ? &one : nullptr));
+      if (!one.empty()) timelines += "  " + v->name() + "\n" + one;
+    }
+    std::printf("\n%s", timelines.c_str());
     std::fflush(stdout);
   }
   return 0;
