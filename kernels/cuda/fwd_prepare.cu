@@ -109,32 +109,37 @@ __device__ __forceinline__ void load8(float (&v)[8], const float* p) {
 // products and the stores. Then out(row, col, acc0, acc1) for every pair (col, col + 1) of the
 // computed tiles, acc the fp32 sums; out chooses what to keep. kSyncBeforeStore:
 // every thread of the CTA meets a barrier between the products and the stores (the stores may
-// then overwrite the operands' bytes).
-template <class Elem, bool kSyncBeforeStore, class Out>
-__device__ void lower_abt(const uint16_t* a16, const uint16_t* b16, Out out) {
+// then overwrite the operands' bytes). The two warps whose tiles lie wholly above the diagonal
+// (warps 4 and 5) run idle(sync) instead, which must call sync() exactly once (the barrier the
+// product warps meet before their stores; a no-op without kSyncBeforeStore).
+template <class Elem, bool kSyncBeforeStore, class Out, class Idle>
+__device__ void lower_abt(const uint16_t* a16, const uint16_t* b16, Out out, Idle idle) {
   using Ops = fused::ElemOps<Elem>;
   const fused::SmemTile16 a{const_cast<uint16_t*>(a16), kLdK16};
   const fused::SmemTile16 b{const_cast<uint16_t*>(b16), kLdK16};
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int r0 = 16 * (warp % 4), c0 = 32 * (warp / 4);
   const bool below = c0 < r0 + 16;  // warp-uniform
+  if (!below) {
+    idle([] {
+      if constexpr (kSyncBeforeStore) __syncthreads();
+    });
+    return;
+  }
   float acc[4][4] = {};
-  if (below) {
 #pragma unroll
-    for (int kk = 0; kk < kK / 16; ++kk) {
-      uint32_t af[4];
-      fused::load_a(af, a, r0, 16 * kk);
+  for (int kk = 0; kk < kK / 16; ++kk) {
+    uint32_t af[4];
+    fused::load_a(af, a, r0, 16 * kk);
 #pragma unroll
-      for (int np = 0; np < 2; ++np) {
-        uint32_t bf[4];
-        fused::load_b_nk(bf, b, 16 * kk, c0 + 16 * np);
-        Ops::mma(acc[2 * np], af, bf[0], bf[1]);
-        Ops::mma(acc[2 * np + 1], af, bf[2], bf[3]);
-      }
+    for (int np = 0; np < 2; ++np) {
+      uint32_t bf[4];
+      fused::load_b_nk(bf, b, 16 * kk, c0 + 16 * np);
+      Ops::mma(acc[2 * np], af, bf[0], bf[1]);
+      Ops::mma(acc[2 * np + 1], af, bf[2], bf[3]);
     }
   }
   if constexpr (kSyncBeforeStore) __syncthreads();
-  if (!below) return;
 #pragma unroll
   for (int nj = 0; nj < 4; ++nj)
 #pragma unroll
@@ -148,12 +153,15 @@ __device__ void lower_abt(const uint16_t* a16, const uint16_t* b16, Out out) {
 // (col, col + 1) is one 8-byte store where both lie below the diagonal.
 template <class Elem>
 __device__ void raw_kkt(const uint16_t* k16, SmemMat raw) {
-  lower_abt<Elem, false>(k16, k16, [&](int row, int col, float a0, float a1) {
-    if (row > col + 1)
-      *reinterpret_cast<float2*>(&raw(row, col)) = make_float2(a0, a1);
-    else if (row > col)
-      raw(row, col) = a0;
-  });
+  lower_abt<Elem, false>(
+      k16, k16,
+      [&](int row, int col, float a0, float a1) {
+        if (row > col + 1)
+          *reinterpret_cast<float2*>(&raw(row, col)) = make_float2(a0, a1);
+        else if (row > col)
+          raw(row, col) = a0;
+      },
+      [](auto sync) { sync(); });
 }
 
 // R_qk(i, j) = q_i . k_j at rqk(i, j), row-major like X, so that write_t reads both with the
@@ -163,11 +171,31 @@ __device__ void raw_kkt(const uint16_t* k16, SmemMat raw) {
 // group that write_t reads holds finite values. The tiles wholly above the diagonal are not
 // computed, and n's upper-right quadrant (rows 0-31, columns 32-63: the inverse's scratch M)
 // lies in them.
+// Meanwhile warps 4 and 5, which have no tile of R_qk, do the first head's (gam0, bet0) part
+// of the inverse that needs no other warp: its four diagonal blocks of X, into registers
+// during the products (from R_kk and beta, complete at the caller's barrier before), stored
+// into x once every warp has passed the barrier after which q (x's bytes) is no longer read;
+// and gamma of that head to log2 units in place (gam0; its natural-unit readers, gcum and
+// gate_ef, precede this call in every thread, so the barrier orders them too). The caller's
+// next barrier publishes both.
 template <class Elem>
-__device__ void raw_qkt(const uint16_t* q16, const uint16_t* k16, SmemMat rqk) {
-  lower_abt<Elem, true>(q16, k16, [&](int row, int col, float a0, float a1) {
-    *reinterpret_cast<float2*>(&rqk(row, col)) = make_float2(a0, a1);
-  });
+__device__ void raw_qkt_beside_first_diagonal(const uint16_t* q16, const uint16_t* k16,
+                                              SmemMat rqk, SmemMat raw, SmemMat x, float* gam0,
+                                              const float* bet0) {
+  lower_abt<Elem, true>(
+      q16, k16,
+      [&](int row, int col, float a0, float a1) {
+        *reinterpret_cast<float2*>(&rqk(row, col)) = make_float2(a0, a1);
+      },
+      [&](auto sync) {
+        const int pair = static_cast<int>(threadIdx.x / 32) - 4;  // 0, 1: blocks 2 pair, + 1
+        float xc[inverse64::kBlock];
+        inverse64::diagonal_block_inverse(raw, bet0, pair, xc);
+        sync();
+        inverse64::store_diagonal_block(x, pair, xc);
+        const int r = static_cast<int>(threadIdx.x) - 128;  // 0 .. 63
+        gam0[r] = to_log2(gam0[r]);
+      });
 }
 
 // The (row, 8-column group) tasks on and below the diagonal of a 64 x 64 tile: group gi of row r
@@ -348,8 +376,10 @@ __device__ void prepare_item(const FwdParams& p, int heads, RunIndex run, int ch
     }
   }
 
-  // R_qk(i, j) = q_i . k_j for i >= j.    tile 64 x 64, depth 128 (into n, over k's bytes)
-  if (want_scores) raw_qkt<Elem>(s.q16(), s.k16(), s.n);
+  // R_qk(i, j) = q_i . k_j for i >= j.    tile 64 x 64, depth 128 (into n, over k's bytes);
+  // beside it, the first head's diagonal blocks of X and its gamma in log2 units
+  if (want_scores)
+    raw_qkt_beside_first_diagonal<Elem>(s.q16(), s.k16(), s.n, s.raw, s.x, s.gam, s.bet);
   __syncthreads();  // R_kk and R_qk complete; q (x's bytes) no longer read
 
   // 16-bit tiles swizzled: the row's 16-byte group index is XOR-ed with (row % 8) & swz. A
@@ -359,20 +389,23 @@ __device__ void prepare_item(const FwdParams& p, int heads, RunIndex run, int ch
     const float* gam2 = s.gam + kC * j;  // gamma log2(e) once the diagonal blocks are done
     const float* bet = s.bet + kC * j;
     const int64_t t_off = (int64_t(chunk) * d.Hv + h0 + j) * (kC * kC);
-    // (the previous head's inverse has ended synchronised; its write_t reads x, gam, bet)
-    __syncthreads();  // the previous head's T written: x free
     // X = (I + N)^-1, N = StrictLower(diag(beta) R_kk), in blocks of 16, from R_kk (raw's
-    // lower half) with beta applied to the products' rows: N is never formed. Warps 0-1
-    // invert the diagonal blocks (two each).
-    if (warp < 2) {
-      float xc[inverse64::kBlock];
-      inverse64::diagonal_block_inverse(s.raw, bet, warp, xc);
-      inverse64::store_diagonal_block(s.x, warp, xc);
-    } else if (warp < 4) {  // meanwhile gamma to log2 units, in place (write_t's only use)
-      float* gm = s.gam + kC * j;
-      gm[threadIdx.x - 64] = to_log2(gm[threadIdx.x - 64]);
+    // lower half) with beta applied to the products' rows: N is never formed. The first
+    // head's diagonal blocks (and gamma in log2 units) were done beside R_qk when P is wanted.
+    if (j > 0 || !want_scores) {
+      // (the previous head's inverse has ended synchronised; its write_t reads x, gam, bet)
+      __syncthreads();  // the previous head's T written: x free
+      // Warps 0-1 invert the diagonal blocks (two each).
+      if (warp < 2) {
+        float xc[inverse64::kBlock];
+        inverse64::diagonal_block_inverse(s.raw, bet, warp, xc);
+        inverse64::store_diagonal_block(s.x, warp, xc);
+      } else if (warp < 4) {  // meanwhile gamma to log2 units, in place (write_t's only use)
+        float* gm = s.gam + kC * j;
+        gm[threadIdx.x - 64] = to_log2(gm[threadIdx.x - 64]);
+      }
+      __syncthreads();
     }
-    __syncthreads();
     // scratch: M in n's upper-right quadrant, warp w's S at x(0, 32 + 8 w) (x's upper right)
     inverse64::invert_off_diagonal_blocks(s.raw, bet, s.x, &s.n(0, 32), s.n.ld, &s.x(0, 32), 8,
                                           s.x.ld);  // ends synchronised
