@@ -2,7 +2,9 @@
 // ready counts zeroed) and, with CP, the segment table, scanned and filled by one block. Each
 // launch in the forward's chain costs a few microseconds however little it does, and the
 // separate builders take two launches per table; the one-block path serves every problem whose
-// tables are small enough for one block to fill quickly, the separate builders the rest.
+// tables are small enough for one block to fill quickly, the separate builders the rest. A
+// problem of at most 32 sequences and a few thousand chunks (every anchor row) takes a
+// one-warp kernel: shuffle scans and shared arrays, no block barrier.
 #include "chunk_table.cuh"
 #include "fused_kernels.cuh"
 #include "grid_dependency.cuh"
@@ -39,6 +41,69 @@ __global__ void __launch_bounds__(kScanThreads)
     segs[s] = segment_entry(chunk_first, seg_first, num_seqs, seg_chunks, s);
 }
 
+// The one-warp path's limits: a lane per sequence; entries filled 64 per lane at most.
+constexpr int64_t kWarpSeqs = 32;
+constexpr int64_t kWarpEntries = 64 * 32;
+
+// Exclusive prefix sum over the warp's lanes (lane n's count), and the total.
+__device__ __forceinline__ int64_t warp_exclusive_scan(int64_t count, int lane, int64_t& total) {
+  int64_t x = count;
+  for (int off = 1; off < 32; off <<= 1) {
+    const int64_t y = __shfl_up_sync(0xffffffffu, x, off);
+    if (lane >= off) x += y;
+  }
+  total = __shfl_sync(0xffffffffu, x, 31);
+  return x - count;
+}
+
+// The tables of at most kWarpSeqs sequences by one warp, entry for entry those of
+// build_tables_kernel: lane n reads sequence n's bounds once; the offsets (chunk_first,
+// seg_first) are scanned with shuffles and kept in shared memory for the entries' searches.
+__global__ void __launch_bounds__(32)
+    build_tables_warp_kernel(staged::SeqBounds seqs, int num_seqs, int64_t max_chunks,
+                             int64_t* chunk_first, ChunkInfo* table, int* ready, int seg_chunks,
+                             int64_t max_segs, int64_t* seg_first, Segment* segs) {
+  __shared__ int64_t bounds[kWarpSeqs + 1], cf[kWarpSeqs + 1], sf[kWarpSeqs + 1];
+  wait_for_prior_grids();
+  const int lane = static_cast<int>(threadIdx.x);
+  const bool mine = lane < num_seqs;
+  const int64_t b0 = mine ? seqs.begin(lane) : 0, b1 = mine ? seqs.begin(lane + 1) : 0;
+  int64_t total = 0;
+  const int64_t first = warp_exclusive_scan(mine ? (b1 - b0 + kC - 1) / kC : 0, lane, total);
+  if (mine) {
+    bounds[lane] = b0;
+    cf[lane] = first;
+    chunk_first[lane] = first;
+  }
+  if (lane == num_seqs - 1) bounds[num_seqs] = b1;
+  if (lane == 0) {
+    cf[num_seqs] = total;
+    chunk_first[num_seqs] = total;
+  }
+  __syncwarp();
+  const staged::SeqBounds staged_seqs{bounds, true, seqs.T};
+  for (int64_t c = lane; c < max_chunks; c += 32) {
+    table[c] = staged::chunk_entry(staged_seqs, num_seqs, cf, c);
+    if (ready) ready[c] = 0;
+  }
+  if (ready)  // the exclusive overlap's SM claims follow the counts (staged::kClaimInts)
+    for (int c = lane; c < staged::kClaimInts; c += 32) ready[max_chunks + c] = 0;
+  if (seg_chunks <= 0) return;  // uniform
+  const int64_t sfirst =
+      warp_exclusive_scan(mine ? segment_count(cf, lane, seg_chunks) : 0, lane, total);
+  if (mine) {
+    sf[lane] = sfirst;
+    seg_first[lane] = sfirst;
+  }
+  if (lane == 0) {
+    sf[num_seqs] = total;
+    seg_first[num_seqs] = total;
+  }
+  __syncwarp();
+  for (int64_t s = lane; s < max_segs; s += 32)
+    segs[s] = segment_entry(cf, sf, num_seqs, seg_chunks, s);
+}
+
 }  // namespace
 
 bool tables_fit_one_block(int64_t max_chunks, int seg_chunks, int64_t max_segs) {
@@ -55,6 +120,11 @@ cudaError_t build_tables(const gdn_problem& p, const Dims& d, int seg_chunks,
     return err;
   }
   const staged::SeqBounds seqs{p.cu_seqlens, p.cu_seqlens_dtype == GDN_INT64, p.T};
+  if (d.num_seqs <= kWarpSeqs && d.max_chunks <= kWarpEntries &&
+      (seg_chunks <= 0 || max_segs <= kWarpEntries))
+    return launch_after_prior(build_tables_warp_kernel, 1, 32, 0, stream, seqs,
+                              static_cast<int>(d.num_seqs), d.max_chunks, chunk_first, table,
+                              ready, seg_chunks, max_segs, seg_first, segs);
   return launch_after_prior(build_tables_kernel, 1, kScanThreads, 0, stream, seqs, d.num_seqs,
                             d.max_chunks, chunk_first, table, ready, seg_chunks, max_segs,
                             seg_first, segs);
