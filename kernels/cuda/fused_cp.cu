@@ -83,6 +83,39 @@ __device__ __forceinline__ void load_transfer(const FixupSmem<Cols>& sm, int b, 
   fused::cp_async_commit();
 }
 
+// acc = M_rows h (the warp's 16 rows of M, all 128 state rows of the NT n-tiles of h) with
+// 3xTF32 split operands, as staged::inverse64::mma_3xtf32_tiles, but over two accumulator
+// chains (depth 0-63 and 64-127, summed at the end) advanced side by side: a chain's every
+// k-step is three dependent mma, and one chain of 16 k-steps is most of a fix-up step's time.
+template <int NT>
+__device__ __forceinline__ void mh_product(float (&acc)[NT][4], const float* m_rows,
+                                           const float* h) {
+  namespace inv = staged::inverse64;
+  constexpr int kLdH = fixup_ld_h<NT * 8>();
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  float hi_half[NT][4] = {};
+#pragma unroll 2
+  for (int s = 0; s < kK / 16; ++s) {
+#pragma unroll
+    for (int part = 0; part < 2; ++part) {
+      const int ks = s + part * (kK / 16);  // k-step of 8 state rows
+      uint32_t araw[4], ahi[4], alo[4];
+      inv::load_a_tf32(araw, m_rows + 8 * ks, kLdM);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) inv::split_tf32(__uint_as_float(araw[e]), ahi[e], alo[e]);
+      const float* hs = h + 8 * ks * kLdH;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+        inv::mma_3xtf32_b(part == 0 ? acc[nt] : hi_half[nt], ahi, alo, hs[t * kLdH + 8 * nt + g],
+                          hs[(t + 4) * kLdH + 8 * nt + g]);
+    }
+  }
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[nt][e] += hi_half[nt][e];
+}
+
 // One CTA per (sequence, v-head, Cols-column block). The first segment's N began at h0 in pass
 // 1 (load_start_element), so it is the second segment's start as it is (no M product, no M
 // loaded). Step i > first: h = M_i h + N_i (M_i h on the
@@ -119,9 +152,7 @@ __global__ void __launch_bounds__(kFixThreads)
     }
     __syncthreads();  // M_i, N_i landed for every thread; h of the previous step complete
     float acc[Cols / 8][4] = {};
-    if (i != first)
-      staged::inverse64::mma_3xtf32_tiles<Cols / 8>(acc, sm.m(b) + r0 * kLdM, kLdM, sm.h(), kLdH,
-                                                    0, kK / 8);
+    if (i != first) mh_product<Cols / 8>(acc, sm.m(b) + r0 * kLdM, sm.h());
     __syncthreads();  // every warp's reads of h (and of buffer b) are done
     float* out = starts + ((i + 1) * d.Hv + h) * int64_t(kK * kV) + v0;
 #pragma unroll
