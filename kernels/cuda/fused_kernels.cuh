@@ -47,6 +47,9 @@ enum class TablesPath { Auto, PerTable };
 // sum_n max(1, ceil(chunks_n / cp)) <= ceil(chunks / cp) + N.
 int64_t max_segments(const Dims& d, int cp);
 bool tables_fit_one_block(int64_t max_chunks, int seg_chunks, int64_t max_segs);
+// Within the one-block path, the one-warp builder's share: at most 32 sequences and 2048
+// chunks (and segments).
+bool tables_fit_one_warp(int64_t num_seqs, int64_t max_chunks, int seg_chunks, int64_t max_segs);
 cudaError_t build_tables(const gdn_problem& p, const Dims& d, int seg_chunks,
                          int64_t* chunk_first, ChunkInfo* table, int* ready, int64_t* seg_first,
                          Segment* segs, int64_t max_segs, cudaStream_t stream,

@@ -110,6 +110,11 @@ bool tables_fit_one_block(int64_t max_chunks, int seg_chunks, int64_t max_segs) 
   return max_chunks <= kOneBlockEntries && (seg_chunks <= 0 || max_segs <= kOneBlockEntries);
 }
 
+bool tables_fit_one_warp(int64_t num_seqs, int64_t max_chunks, int seg_chunks, int64_t max_segs) {
+  return num_seqs <= kWarpSeqs && max_chunks <= kWarpEntries &&
+         (seg_chunks <= 0 || max_segs <= kWarpEntries);
+}
+
 cudaError_t build_tables(const gdn_problem& p, const Dims& d, int seg_chunks,
                          int64_t* chunk_first, ChunkInfo* table, int* ready, int64_t* seg_first,
                          Segment* segs, int64_t max_segs, cudaStream_t stream, TablesPath path) {
@@ -120,8 +125,7 @@ cudaError_t build_tables(const gdn_problem& p, const Dims& d, int seg_chunks,
     return err;
   }
   const staged::SeqBounds seqs{p.cu_seqlens, p.cu_seqlens_dtype == GDN_INT64, p.T};
-  if (d.num_seqs <= kWarpSeqs && d.max_chunks <= kWarpEntries &&
-      (seg_chunks <= 0 || max_segs <= kWarpEntries))
+  if (tables_fit_one_warp(d.num_seqs, d.max_chunks, seg_chunks, max_segs))
     return launch_after_prior(build_tables_warp_kernel, 1, 32, 0, stream, seqs,
                               static_cast<int>(d.num_seqs), d.max_chunks, chunk_first, table,
                               ready, seg_chunks, max_segs, seg_first, segs);

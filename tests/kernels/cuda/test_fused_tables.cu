@@ -2,8 +2,9 @@
 // (chunk_table.cu, fused_cp.cu) and against the tables computed on the host: the same chunk
 // table, ready counts zeroed, the same segment table, bit for bit, for ragged batches with
 // empty sequences, more sequences than one scan pass (1024), B x T without cu_seqlens, 32- and
-// 64-bit offsets, with and without CP; and a problem too large for one block, which takes the
-// per-table builders.
+// 64-bit offsets, with and without CP, on both sides of the one-warp builder's limits (32
+// sequences, 2048 chunks); and a problem too large for one block, which takes the per-table
+// builders.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -92,7 +93,9 @@ void expect_chunk_table(const Tables& t, const std::vector<int64_t>& starts) {
   for (size_t e = 0; e < t.ready.size(); ++e) ASSERT_EQ(t.ready[e], 0) << "ready " << e;
 }
 
-void check_problem(const std::vector<int64_t>& starts, bool int64_offsets, bool expect_one_block) {
+// expect_one_warp: whether the one-launch path is the one-warp builder (cp 0 and cp 16 alike).
+void check_problem(const std::vector<int64_t>& starts, bool int64_offsets, bool expect_one_block,
+                   bool expect_one_warp = false) {
   const int64_t n_seqs = static_cast<int64_t>(starts.size()) - 1;
   std::vector<int32_t> starts32(starts.begin(), starts.end());
   DeviceBuffer cu = int64_offsets ? DeviceBuffer::from(starts) : DeviceBuffer::from(starts32);
@@ -107,6 +110,7 @@ void check_problem(const std::vector<int64_t>& starts, bool int64_offsets, bool 
     const Dims d = staged::make_dims(p);
     const int64_t max_segs = cp > 0 ? max_segments(d, cp) : 0;
     EXPECT_EQ(tables_fit_one_block(d.max_chunks, cp, max_segs), expect_one_block);
+    EXPECT_EQ(tables_fit_one_warp(n_seqs, d.max_chunks, cp, max_segs), expect_one_warp);
     const Tables a = build(p, cp, TablesPath::Auto), b = build(p, cp, TablesPath::PerTable);
     expect_chunk_table(a, starts);
     EXPECT_TRUE(same_bytes(a.chunk_first, b.chunk_first));
@@ -126,10 +130,18 @@ void check_problem(const std::vector<int64_t>& starts, bool int64_offsets, bool 
 TEST(FusedTables, OneLaunchEqualsThePerTableBuilders) {
   if (!hopper_available()) GTEST_SKIP() << "skipped: no CUDA device";
   // Ragged, with empty sequences first, inside and last.
-  check_problem({0, 0, 100, 100, 1000, 1064, 1065, 1065}, false, true);
-  check_problem({0, 0, 100, 100, 1000, 1064, 1065, 1065}, true, true);
-  // 1500 sequences of 0..300 tokens: the scans take two passes of 1024.
+  check_problem({0, 0, 100, 100, 1000, 1064, 1065, 1065}, false, true, true);
+  check_problem({0, 0, 100, 100, 1000, 1064, 1065, 1065}, true, true, true);
+  // 32 ragged sequences (the one-warp builder's most), then 33 (the block's); one sequence of
+  // 2048 chunks (the warp's most), then of 2049.
   std::mt19937 rng(7);
+  std::vector<int64_t> ragged{0};
+  for (int n = 0; n < 33; ++n) ragged.push_back(ragged.back() + static_cast<int64_t>(rng() % 700));
+  check_problem(std::vector<int64_t>(ragged.begin(), ragged.end() - 1), false, true, true);
+  check_problem(ragged, false, true, false);
+  check_problem({0, int64_t(64) * 2048}, true, true, true);
+  check_problem({0, int64_t(64) * 2048 + 1}, true, true, false);
+  // 1500 sequences of 0..300 tokens: the scans take two passes of 1024.
   std::vector<int64_t> many{0};
   for (int n = 0; n < 1500; ++n) many.push_back(many.back() + static_cast<int64_t>(rng() % 301));
   check_problem(many, false, true);
