@@ -144,25 +144,20 @@ __device__ __forceinline__ void mma_3xtf32(float (&acc)[4], const float* a, int 
   for (int s = s0; s < s1; ++s) mma_3xtf32_step(acc, a + 8 * s, lda, b + 8 * s * ldb, ldb);
 }
 
-// acc[nt] += A B_nt for NT n-tiles side by side (B_nt the 8-column block at b + 8 nt), k-steps
-// s0 <= s < s1: A is loaded and split once per k-step for all of them, and the NT accumulator
-// chains advance together. Per element the same sums in the same order as mma_3xtf32.
+// acc[nt] += A B_nt over one k-step of 8 for NT n-tiles side by side (A the 16 x 8 block at
+// a, B_nt the 8 x 8 block at b + 8 nt, rows k): A is loaded and split once for all of them.
+// Per element the same sums in the same order as mma_3xtf32_step.
 template <int NT>
-__device__ __forceinline__ void mma_3xtf32_tiles(float (&acc)[NT][4], const float* a, int lda,
-                                                 const float* b, int ldb, int s0, int s1) {
+__device__ __forceinline__ void mma_3xtf32_step_tiles(float (&acc)[NT][4], const float* a, int lda,
+                                                      const float* b, int ldb) {
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-#pragma unroll 2
-  for (int s = s0; s < s1; ++s) {
-    uint32_t araw[4], ahi[4], alo[4];
-    load_a_tf32(araw, a + 8 * s, lda);
+  uint32_t araw[4], ahi[4], alo[4];
+  load_a_tf32(araw, a, lda);
 #pragma unroll
-    for (int e = 0; e < 4; ++e) split_tf32(__uint_as_float(araw[e]), ahi[e], alo[e]);
-    const float* bs = b + 8 * s * ldb;
+  for (int e = 0; e < 4; ++e) split_tf32(__uint_as_float(araw[e]), ahi[e], alo[e]);
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt) {
-      mma_3xtf32_b(acc[nt], ahi, alo, bs[t * ldb + 8 * nt + g], bs[(t + 4) * ldb + 8 * nt + g]);
-    }
-  }
+  for (int nt = 0; nt < NT; ++nt)
+    mma_3xtf32_b(acc[nt], ahi, alo, b[t * ldb + 8 * nt + g], b[(t + 4) * ldb + 8 * nt + g]);
 }
 
 // Writes scale * acc (a 16 x 8 C fragment) to the block at dst (row stride ld, even).

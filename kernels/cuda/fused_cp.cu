@@ -84,32 +84,23 @@ __device__ __forceinline__ void load_transfer(const FixupSmem<Cols>& sm, int b, 
 }
 
 // acc = M_rows h (the warp's 16 rows of M, all 128 state rows of the NT n-tiles of h) with
-// 3xTF32 split operands, as staged::inverse64::mma_3xtf32_tiles, but over two accumulator
+// 3xTF32 split operands (M split once per k-step for all NT n-tiles), over two accumulator
 // chains (depth 0-63 and 64-127, summed at the end) advanced side by side: a chain's every
 // k-step is three dependent mma, and one chain of 16 k-steps is most of a fix-up step's time.
 template <int NT>
 __device__ __forceinline__ void mh_product(float (&acc)[NT][4], const float* m_rows,
                                            const float* h) {
-  namespace inv = staged::inverse64;
   constexpr int kLdH = fixup_ld_h<NT * 8>();
-  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  constexpr int kHalf = kK / 16;  // k-steps of 8 state rows per chain
   float hi_half[NT][4] = {};
 #pragma unroll 2
-  for (int s = 0; s < kK / 16; ++s) {
+  for (int s = 0; s < kHalf; ++s)
 #pragma unroll
     for (int part = 0; part < 2; ++part) {
-      const int ks = s + part * (kK / 16);  // k-step of 8 state rows
-      uint32_t araw[4], ahi[4], alo[4];
-      inv::load_a_tf32(araw, m_rows + 8 * ks, kLdM);
-#pragma unroll
-      for (int e = 0; e < 4; ++e) inv::split_tf32(__uint_as_float(araw[e]), ahi[e], alo[e]);
-      const float* hs = h + 8 * ks * kLdH;
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-        inv::mma_3xtf32_b(part == 0 ? acc[nt] : hi_half[nt], ahi, alo, hs[t * kLdH + 8 * nt + g],
-                          hs[(t + 4) * kLdH + 8 * nt + g]);
+      const int ks = s + part * kHalf;
+      staged::inverse64::mma_3xtf32_step_tiles<NT>(part == 0 ? acc : hi_half, m_rows + 8 * ks,
+                                                   kLdM, h + 8 * ks * kLdH, kLdH);
     }
-  }
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt)
 #pragma unroll

@@ -45,17 +45,6 @@ __global__ void __launch_bounds__(kScanThreads)
 constexpr int64_t kWarpSeqs = 32;
 constexpr int64_t kWarpEntries = 64 * 32;
 
-// Exclusive prefix sum over the warp's lanes (lane n's count), and the total.
-__device__ __forceinline__ int64_t warp_exclusive_scan(int64_t count, int lane, int64_t& total) {
-  int64_t x = count;
-  for (int off = 1; off < 32; off <<= 1) {
-    const int64_t y = __shfl_up_sync(0xffffffffu, x, off);
-    if (lane >= off) x += y;
-  }
-  total = __shfl_sync(0xffffffffu, x, 31);
-  return x - count;
-}
-
 // The tables of at most kWarpSeqs sequences by one warp, entry for entry those of
 // build_tables_kernel: lane n reads sequence n's bounds once; the offsets (chunk_first,
 // seg_first) are scanned with shuffles and kept in shared memory for the entries' searches.
@@ -69,7 +58,7 @@ __global__ void __launch_bounds__(32)
   const bool mine = lane < num_seqs;
   const int64_t b0 = mine ? seqs.begin(lane) : 0, b1 = mine ? seqs.begin(lane + 1) : 0;
   int64_t total = 0;
-  const int64_t first = warp_exclusive_scan(mine ? (b1 - b0 + kC - 1) / kC : 0, lane, total);
+  const int64_t first = staged::warp_exclusive_scan(mine ? (b1 - b0 + kC - 1) / kC : 0, lane, total);
   if (mine) {
     bounds[lane] = b0;
     cf[lane] = first;
@@ -90,7 +79,7 @@ __global__ void __launch_bounds__(32)
     for (int c = lane; c < staged::kClaimInts; c += 32) ready[max_chunks + c] = 0;
   if (seg_chunks <= 0) return;  // uniform
   const int64_t sfirst =
-      warp_exclusive_scan(mine ? segment_count(cf, lane, seg_chunks) : 0, lane, total);
+      staged::warp_exclusive_scan(mine ? segment_count(cf, lane, seg_chunks) : 0, lane, total);
   if (mine) {
     sf[lane] = sfirst;
     seg_first[lane] = sfirst;

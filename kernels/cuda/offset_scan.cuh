@@ -48,6 +48,18 @@ __device__ __forceinline__ void block_exclusive_scan(int64_t num, CountOf count_
   if (threadIdx.x == 0) out[num] = carry;
 }
 
+// Exclusive prefix sum over the calling warp's lanes (lane n's count; every lane calls), and
+// the warp's total.
+__device__ __forceinline__ int64_t warp_exclusive_scan(int64_t count, int lane, int64_t& total) {
+  int64_t x = count;
+  for (int off = 1; off < 32; off <<= 1) {
+    const int64_t y = __shfl_up_sync(0xffffffffu, x, off);
+    if (lane >= off) x += y;
+  }
+  total = __shfl_sync(0xffffffffu, x, 31);
+  return x - count;
+}
+
 // The last n in [0, num) with first[n] <= x, for ascending first[] (num >= 1). Items with a
 // zero count share their successor's offset and are skipped, since the last one is taken.
 __device__ __forceinline__ int64_t owner_of(const int64_t* first, int64_t num, int64_t x) {
