@@ -188,44 +188,27 @@ __device__ __forceinline__ void pack_a(uint32_t (&a)[4], const float (&C)[N][4],
   a[3] = Ops::pack(s8 * C[2 * kk + 1][2], s9 * C[2 * kk + 1][3]);
 }
 
-// kTransition: CP pass 1 (Mode::Transition) over the augmented state [M | N] (2 x 128
-// columns): M columns start from the identity with v = 0, N columns from zero with the real v;
-// no output, and only U, Vd and the state update per chunk; the end state goes to transfer.
+// One CTA's chunk loop over segment `seg` (unit `item`) of v-head h. kTransition: CP pass 1
+// (Mode::Transition) over the augmented state [M | N] (2 x 128 columns), columns col0 ..
+// col0 + BV - 1: M columns start from the identity with v = 0, N columns from zero (h0 on a
+// sequence's first segment) with the real v; no output, and only U, Vd and the state update
+// per chunk; the end state goes to transfer. Otherwise the output of V-block col0 (its end
+// state to ht on a sequence's last segment), and with to_transfer (a sequence's first segment
+// run in pass 1, see chunk_loop_cw_kernel) also to transfer's N columns kV + col0 .., as pass 1
+// leaves them for the fix-up.
 // Warp roles: warpgroup 0 is the producer (thread 0 issues every TMA copy, waiting on the
 // math warps' releases; the warpgroup keeps 24 registers), warpgroups 1.. are the math
 // warpgroups (64 value columns each, the registers the producer gave back). They never meet
 // at a CTA barrier inside the loop: only the ring's mbarriers order them.
 template <int BV, class Elem, bool kTransition>
-__global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
-    chunk_loop_cw_kernel(const __grid_constant__ FusedParams p) {
-  // Launched as a programmatic dependent of the previous kernel. Beside the prepare kernel
-  // (p.ready), only its per-chunk counts order the reads; the grids before it completed before
-  // it let this grid launch, and the wait moves to the exits.
-  if (!p.ready) wait_for_prior_grids();
+__device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Segment& seg,
+                                                  int64_t item, int h, int col0,
+                                                  bool to_transfer) {
   using Ops = ElemOps<Elem>;
   constexpr int kMathThreads = cw_math_threads(BV);
   constexpr int kMathWarps = kMathThreads / 32;
   constexpr int kMathBarrier = 1;  // named barrier of the math warpgroups
-  // One flat grid, the V-block fastest, then the head: the CTAs that read the same k, q
-  // (a GQA group's heads) and the same T, P (the V-blocks of one head) are launched together
-  // and stream them through L2 at the same pace instead of fetching them from DRAM again a
-  // wave later.
-  constexpr int kVBlocks = (kTransition ? 2 : 1) * kV / BV;
-  const int h = static_cast<int>((blockIdx.x / kVBlocks) % p.d.Hv);
-  const int64_t item = blockIdx.x / kVBlocks / p.d.Hv;
-  const Segment seg = segment_of(p, item);
-  // Pass 1 skips a sequence's last segment (nothing follows it) and the M columns of its first
-  // (the fix-up takes the first segment's N, started from h0, as the next start).
-  const bool m_cols = kTransition && int(blockIdx.x % kVBlocks) * BV < kV;
-  if (!(seg.flags & Segment::kUsed) || (kTransition && (seg.flags & Segment::kLast)) ||
-      (m_cols && (seg.flags & Segment::kFirst))) {
-    // Beside the prepare kernel, CTA 0 waits for it before it exits, so that this grid
-    // completes after it (see the end); the other idle CTAs leave their SM at once.
-    if (blockIdx.x == 0) wait_for_prior_grids();
-    return;
-  }
   const Dims& d = p.d;
-  const int col0 = static_cast<int>(blockIdx.x % kVBlocks) * BV;  // in the [M | N] state in pass 1
   const bool m_part = kTransition && col0 < kV;
   const int v0 = col0 % kV;
   extern __shared__ __align__(1024) char smem_raw[];  // wgmma operand tiles: 1024-byte aligned
@@ -413,17 +396,63 @@ __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
   }
   if (!kTransition && c_end > c_begin) store_output_cw<BV>(p, sm, o16, ci_prev, h, v0, vw, lane);
 
-  if (kTransition)  // columns col0.. of the segment's [M | N] transfer
+  if (kTransition || to_transfer) {  // columns .. of the segment's [M | N] transfer
+    // (the base made opaque here: formed before the loop, its 64 element addresses would be
+    // kept live across it, past the math warps' registers)
+    float* base = p.transfer + (item * d.Hv + h) * int64_t(kK * 2 * kV) + (kTransition ? col0 : kV + col0);
+    asm volatile("" : "+l"(base));
     for_each_state_t_element(S, vw, g, t, [&](const float& x, int row, int c) {
-      p.transfer[((item * d.Hv + h) * kK + row) * (2 * kV) + col0 + c] = x;
+      base[row * (2 * kV) + c] = x;
     });
-  else if ((seg.flags & Segment::kLast) && p.ht)
+  } else if ((seg.flags & Segment::kLast) && p.ht) {
     for_each_state_t_element(S, vw, g, t, [&](const float& x, int row, int c) {
       p.ht[staged::state_index(d, seg.seq, h, row, v0 + c)] = x;
     });
+  }
   // Beside the prepare kernel: this grid completes only after it has (what follows in the
-  // stream waits for this grid alone). Otherwise the wait at the top has returned: a no-op.
+  // stream waits for this grid alone). Otherwise the wait at the kernel's top has returned: a
+  // no-op. (The math warps' exit: the producer warpgroup, at 24 registers, returns earlier.)
   wait_for_prior_grids();
+}
+
+// One CTA per (segment, v-head, V-block) of the launch's mode (run_chunk_loop_cw).
+// CP pass 1 (kTransition) runs a sequence's first segment (when another follows) as its
+// output: its N columns' CTAs (their start is h0, not zero) run the Output loop over the
+// segment, V-block for V-block, and leave the end state in transfer's N columns as pass 1
+// would, so that the main pass (where such segments exit at once) has one segment fewer per
+// sequence to run after the fix-up; its M columns are not needed (the fix-up takes the first
+// segment's N as the next start) and exit.
+template <int BV, class Elem, bool kTransition>
+__global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
+    chunk_loop_cw_kernel(const __grid_constant__ FusedParams p) {
+  // Launched as a programmatic dependent of the previous kernel. Beside the prepare kernel
+  // (p.ready), only its per-chunk counts order the reads; the grids before it completed before
+  // it let this grid launch, and the wait moves to the exits.
+  if (!p.ready) wait_for_prior_grids();
+  // One flat grid, the V-block fastest, then the head: the CTAs that read the same k, q
+  // (a GQA group's heads) and the same T, P (the V-blocks of one head) are launched together
+  // and stream them through L2 at the same pace instead of fetching them from DRAM again a
+  // wave later.
+  constexpr int kVBlocks = (kTransition ? 2 : 1) * kV / BV;
+  const int h = static_cast<int>((blockIdx.x / kVBlocks) % p.d.Hv);
+  const int64_t item = blockIdx.x / kVBlocks / p.d.Hv;
+  const Segment seg = segment_of(p, item);
+  const int col0 = static_cast<int>(blockIdx.x % kVBlocks) * BV;  // in the [M | N] state in pass 1
+  // A sequence's first segment when another follows: run by pass 1 (see above).
+  const bool first_of_many = (seg.flags & Segment::kFirst) && !(seg.flags & Segment::kLast);
+  // Pass 1 skips a sequence's last segment (nothing follows it) and the M columns of its first.
+  const bool m_cols = kTransition && col0 < kV;
+  if (!(seg.flags & Segment::kUsed) || (kTransition && (seg.flags & Segment::kLast)) ||
+      (m_cols && first_of_many) || (!kTransition && first_of_many)) {
+    // Beside the prepare kernel, CTA 0 waits for it before it exits, so that this grid
+    // completes after it (see the end); the other idle CTAs leave their SM at once.
+    if (blockIdx.x == 0) wait_for_prior_grids();
+    return;
+  }
+  if (kTransition && first_of_many)
+    run_chunk_loop_cw<BV, Elem, false>(p, seg, item, h, col0 - kV, true);
+  else
+    run_chunk_loop_cw<BV, Elem, kTransition>(p, seg, item, h, col0, false);
 }
 
 template <int BV, class Elem, bool kTransition>
