@@ -416,12 +416,12 @@ __device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Se
 }
 
 // One CTA per (segment, v-head, V-block) of the launch's mode (run_chunk_loop_cw).
-// CP pass 1 (kTransition) runs a sequence's first segment (when another follows) as its
-// output: its N columns' CTAs (their start is h0, not zero) run the Output loop over the
-// segment, V-block for V-block, and leave the end state in transfer's N columns as pass 1
-// would, so that the main pass (where such segments exit at once) has one segment fewer per
-// sequence to run after the fix-up; its M columns are not needed (the fix-up takes the first
-// segment's N as the next start) and exit.
+// A sequence's first segment (when another follows) needs no M columns in CP pass 1 (the
+// fix-up takes its N, started from h0, as the next start): those CTAs exit. With
+// p.first_in_pass1, pass 1 runs the segment as its output: its N columns' CTAs run the Output
+// loop over the segment, V-block for V-block, and leave the end state in transfer's N columns
+// as pass 1 would, so that the main pass (where such segments then exit at once) has one
+// segment fewer per sequence to run after the fix-up.
 template <int BV, class Elem, bool kTransition>
 __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
     chunk_loop_cw_kernel(const __grid_constant__ FusedParams p) {
@@ -443,13 +443,13 @@ __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
   // Pass 1 skips a sequence's last segment (nothing follows it) and the M columns of its first.
   const bool m_cols = kTransition && col0 < kV;
   if (!(seg.flags & Segment::kUsed) || (kTransition && (seg.flags & Segment::kLast)) ||
-      (m_cols && first_of_many) || (!kTransition && first_of_many)) {
+      (m_cols && first_of_many) || (!kTransition && first_of_many && p.first_in_pass1)) {
     // Beside the prepare kernel, CTA 0 waits for it before it exits, so that this grid
     // completes after it (see the end); the other idle CTAs leave their SM at once.
     if (blockIdx.x == 0) wait_for_prior_grids();
     return;
   }
-  if (kTransition && first_of_many)
+  if (kTransition && first_of_many && p.first_in_pass1)
     run_chunk_loop_cw<BV, Elem, false>(p, seg, item, h, col0 - kV, true);
   else
     run_chunk_loop_cw<BV, Elem, kTransition>(p, seg, item, h, col0, false);

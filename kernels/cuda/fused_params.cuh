@@ -90,6 +90,10 @@ struct FusedParams {
   // asks for kAloneLaunchSmem bytes of shared memory at least, so that no two of its CTAs share
   // an SM; they take the SMs the prepare grid left (staged::ChunkWorkspace::claims) one each.
   bool sm_alone;
+  // CP with the column-warp loop: pass 1 runs each sequence's first segment (when another
+  // follows) as its output, and the main pass skips it (cp_first_segment.hpp). Both passes
+  // read it.
+  bool first_in_pass1;
   const Segment* segs;  // nullptr: one segment per sequence (no CP)
   const float* starts;  // CP: corrected start states
   float* transfer;      // CP pass 1 output

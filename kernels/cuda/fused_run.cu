@@ -2,6 +2,7 @@
 #include <cstddef>
 
 #include "chunk_table.cuh"
+#include "cp_first_segment.hpp"
 #include "fused_kernels.cuh"
 #include "fused_run.cuh"
 #include "fused_tensor_maps.cuh"
@@ -214,6 +215,8 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
   }
   fp.segs = w.segs;
+  fp.first_in_pass1 = first_segment_in_pass1(c, d.num_seqs, d.max_chunks, d.Hv, sms,
+                                             cp_first_segment_setting());
   fp.transfer = w.transfer;
   fp.starts = w.starts;
   fp.mode = Mode::Transition;  // pass 1: [M | N] of every segment but the last

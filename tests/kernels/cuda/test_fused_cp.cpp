@@ -1,12 +1,15 @@
 // Exact context parallelism of the fused family: every CP variant matches the float64 oracle
 // and the non-CP fused variant of its V-block width within the forward tolerance, on ragged
 // packed batches whose sequences span many segments (lengths 0, 1, partial last chunks), in
-// both state layouts, with and without h0.
+// both state layouts, with and without h0; the column-warp ones also with each sequence's
+// first segment run in pass 1 (GDN_CP_FIRST_SEGMENT=1; the rule takes it only for long
+// single sequences with many heads).
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "device_harness.hpp"
+#include "scoped_env.hpp"
 #include "gdn/testing/random.hpp"
 #include "gdn/testing/shapes.hpp"
 #include "slice_check.hpp"
@@ -65,8 +68,11 @@ TEST(FusedContextParallel, MatchesOracleAndNonCpPath) {
     const ref::FwdOutputs r = ref::oracle_forward(c.shape, c.inputs);
     const DeviceCase dc(c, i % 2 == 1);
     std::map<const Variant*, DeviceFwdResult> twins;
-    for (const Variant* v : cp_variants) {
-      SCOPED_TRACE(v->name() + " on " + cases[i].name);
+    for (const Variant* v : cp_variants)
+      for (const char* first_segment : {"0", "1"}) {
+      if (first_segment[0] == '1' && v->config().roles != WarpRoles::ColumnWarps) continue;
+      const ScopedEnv setting("GDN_CP_FIRST_SEGMENT", first_segment);
+      SCOPED_TRACE(v->name() + " on " + cases[i].name + ", GDN_CP_FIRST_SEGMENT=" + first_segment);
       ASSERT_TRUE(v->can_implement(dc.problem).ok) << v->can_implement(dc.problem).reason;
       const Variant* twin = non_cp_twin(*v);
       ASSERT_NE(twin, nullptr) << "no non-CP fused variant with block_v " << v->config().block_v;
@@ -88,12 +94,12 @@ TEST(FusedContextParallel, MatchesOracleAndNonCpPath) {
       if (!base.ht.empty()) {
         const OutputCheck ht = check_output("ht_vs_noncp", got.out.ht, to_double(base.ht), 5e-3);
         EXPECT_TRUE(ht.passed()) << ht.describe();
-        std::printf("  %s %s: o vs non-CP %.2e, ht vs non-CP %.2e\n", cases[i].name.c_str(),
-                    v->name().c_str(), o.rel_rms, ht.rel_rms);
+        std::printf("  %s %s (first segment in pass 1: %s): o vs non-CP %.2e, ht vs non-CP %.2e\n",
+                    cases[i].name.c_str(), v->name().c_str(), first_segment, o.rel_rms, ht.rel_rms);
       }
       const FwdRun again = run_forward(*v, dc);
       EXPECT_TRUE(same_bits(got.out, again.out)) << "rerun differs: not deterministic";
-    }
+      }
   }
   worst.print("FusedContextParallel");
 }

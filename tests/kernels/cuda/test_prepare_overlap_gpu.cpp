@@ -10,6 +10,7 @@
 #include <string>
 
 #include "device_harness.hpp"
+#include "scoped_env.hpp"
 #include "gdn/testing/random.hpp"
 #include "gdn/testing/shapes.hpp"
 #include "slice_check.hpp"
@@ -37,27 +38,9 @@ std::vector<OverlapCase> overlap_cases() {
   };
 }
 
-// Sets GDN_PREPARE_OVERLAP for one scope and restores what was there.
-class OverlapSetting {
- public:
-  explicit OverlapSetting(const char* value) {
-    if (const char* old = std::getenv(kVar)) had_ = true, old_ = old;
-    if (value)
-      setenv(kVar, value, 1);
-    else
-      unsetenv(kVar);
-  }
-  ~OverlapSetting() {
-    if (had_)
-      setenv(kVar, old_.c_str(), 1);
-    else
-      unsetenv(kVar);
-  }
-
- private:
-  static constexpr const char* kVar = "GDN_PREPARE_OVERLAP";
-  bool had_ = false;
-  std::string old_;
+// GDN_PREPARE_OVERLAP for one scope.
+struct OverlapSetting : ScopedEnv {
+  explicit OverlapSetting(const char* value) : ScopedEnv("GDN_PREPARE_OVERLAP", value) {}
 };
 
 TEST(FusedPrepareOverlap, SameBitsBesideAndAfterThePrepareKernel) {

@@ -105,6 +105,24 @@ TEST(EntryPoints, RejectAnInvalidPrepareOverlapSetting) {
     unsetenv("GDN_PREPARE_OVERLAP");
 }
 
+// GDN_CP_FIRST_SEGMENT takes unset, empty, 0 or 1, checked the same way.
+TEST(EntryPoints, RejectAnInvalidCpFirstSegmentSetting) {
+  const char* saved = std::getenv("GDN_CP_FIRST_SEGMENT");
+  const std::string restore = saved ? saved : "";
+  const gdn_problem p = valid_batched_problem();
+  const gdn_fwd_args fwd = valid_fwd_args();
+  for (const char* bad : {"2", "on", "01"}) {
+    ASSERT_EQ(setenv("GDN_CP_FIRST_SEGMENT", bad, 1), 0);
+    EXPECT_TRUE(fails_with(gdn_fwd(&p, &fwd, nullptr), GDN_ERROR_INVALID_ARGUMENT,
+                           {"gdn_fwd", "GDN_CP_FIRST_SEGMENT", "0 (CP pass 1 never",
+                            std::string("\"") + bad + "\""}));
+  }
+  if (saved)
+    setenv("GDN_CP_FIRST_SEGMENT", restore.c_str(), 1);
+  else
+    unsetenv("GDN_CP_FIRST_SEGMENT");
+}
+
 TEST(EntryPoints, WorkspaceSizeOfAnInvalidProblemIsZeroWithAMessage) {
   gdn_problem p = valid_batched_problem();
   p.Hv = 5;

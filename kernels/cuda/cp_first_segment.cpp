@@ -1,0 +1,30 @@
+// The first-segment rule and its environment override (cp_first_segment.hpp).
+#include "cp_first_segment.hpp"
+
+#include <cstdlib>
+#include <string_view>
+
+#include "prepare_overlap.hpp"  // first_loop_ctas: CP pass 1's working CTAs
+
+namespace gdn::fused {
+
+std::optional<FirstSegmentSetting> parse_cp_first_segment(const char* value) {
+  if (value == nullptr || value[0] == '\0') return FirstSegmentSetting::Rule;
+  const std::string_view v{value};
+  if (v == "0") return FirstSegmentSetting::Off;
+  if (v == "1") return FirstSegmentSetting::On;
+  return std::nullopt;
+}
+
+FirstSegmentSetting cp_first_segment_setting() {
+  return parse_cp_first_segment(std::getenv(kCpFirstSegmentEnv)).value_or(FirstSegmentSetting::Rule);
+}
+
+bool first_segment_in_pass1(const KernelConfig& c, int64_t num_seqs, int64_t max_chunks,
+                            int64_t hv, int sms, FirstSegmentSetting setting) {
+  if (c.roles != WarpRoles::ColumnWarps || c.cp_segment_chunks <= 0) return false;
+  if (setting != FirstSegmentSetting::Rule) return setting == FirstSegmentSetting::On;
+  return first_loop_ctas(c, num_seqs, max_chunks, hv) > 2 * int64_t(sms);
+}
+
+}  // namespace gdn::fused

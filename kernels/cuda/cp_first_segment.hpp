@@ -1,0 +1,35 @@
+// Whether CP pass 1 of the column-warp loop runs each sequence's first segment as its output
+// (fused_chunk_loop_cw.cuh: its N columns' CTAs take the Output loop from h0 and leave the end
+// state where pass 1 would; the main pass then skips the segment). Host-only and pure, so the
+// rule is tested without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "gdn/variant_config.hpp"
+
+namespace gdn::fused {
+
+// GDN_CP_FIRST_SEGMENT, a benchmarking and testing override of the rule: unset or empty: the
+// rule; "0": never; "1": wherever the column-warp loop runs CP.
+enum class FirstSegmentSetting { Rule, Off, On };
+inline constexpr const char* kCpFirstSegmentEnv = "GDN_CP_FIRST_SEGMENT";
+
+// The setting a value of the variable names (nullptr: unset); nullopt for any other value.
+std::optional<FirstSegmentSetting> parse_cp_first_segment(const char* value);
+
+// The variable's setting now; an invalid value reads as the rule (gdn_fwd rejects it first).
+FirstSegmentSetting cp_first_segment_setting();
+
+// The rule. The Output loop takes longer per chunk than the transition loop, so the first
+// segments' CTAs outlast the others when pass 1 is one wave: measured (session 10 call 8,
+// bench/results/h200_2026-11-30_s10/ab_first_segment_call8.txt) 9-23 % slower on every row
+// whose pass 1 fits two CTAs per SM (240 or fewer working CTAs), and 1-2.7 % faster with 416
+// (1x32768 at 4/16 and 16/16 in 64-chunk segments), where pass 1 takes a second wave anyway
+// and the main pass, bound by DRAM bandwidth, loses a segment in eight. So: only past two
+// pass-1 CTAs per SM, and only for the column-warp loop (it runs both passes).
+bool first_segment_in_pass1(const KernelConfig& c, int64_t num_seqs, int64_t max_chunks,
+                            int64_t hv, int sms, FirstSegmentSetting setting);
+
+}  // namespace gdn::fused
