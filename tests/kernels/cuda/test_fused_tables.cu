@@ -1,6 +1,7 @@
 // The fused forward's one-launch table builder (fused_tables.cu) against the per-table builders
 // (chunk_table.cu, fused_cp.cu) and against the tables computed on the host: the same chunk
-// table, ready counts zeroed, the same segment table, bit for bit, for ragged batches with
+// table, ready counts (and the exclusive overlap's SM claims after them) zeroed, the same
+// segment table, bit for bit, for ragged batches with
 // empty sequences, more sequences than one scan pass (1024), B x T without cu_seqlens, 32- and
 // 64-bit offsets, with and without CP, on both sides of the one-warp builder's limits (32
 // sequences, 2048 chunks); and a problem too large for one block, which takes the per-table
@@ -25,7 +26,7 @@ using gdn::testing::gpu::hopper_available;
 struct Tables {
   std::vector<int64_t> chunk_first, seg_first;
   std::vector<ChunkInfo> table;
-  std::vector<int> ready;
+  std::vector<int> ready;  // max_chunks counts, then staged::kClaimInts claims
   std::vector<Segment> segs;
 };
 
@@ -48,7 +49,7 @@ Tables build(const gdn_problem& p, int seg_chunks, TablesPath path) {
   };
   DeviceBuffer chunk_first = filled((d.num_seqs + 1) * sizeof(int64_t));
   DeviceBuffer table = filled(d.max_chunks * sizeof(ChunkInfo));
-  DeviceBuffer ready = filled(d.max_chunks * sizeof(int));
+  DeviceBuffer ready = filled((d.max_chunks + staged::kClaimInts) * sizeof(int));
   DeviceBuffer seg_first = filled((d.num_seqs + 1) * sizeof(int64_t));
   DeviceBuffer segs = filled(max_segs * sizeof(Segment));
   EXPECT_EQ(build_tables(p, d, seg_chunks, static_cast<int64_t*>(chunk_first.get()),
@@ -61,7 +62,7 @@ Tables build(const gdn_problem& p, int seg_chunks, TablesPath path) {
   Tables t;
   t.chunk_first = to_host<int64_t>(chunk_first, d.num_seqs + 1);
   t.table = to_host<ChunkInfo>(table, d.max_chunks);
-  t.ready = to_host<int>(ready, d.max_chunks);
+  t.ready = to_host<int>(ready, d.max_chunks + staged::kClaimInts);
   if (seg_chunks > 0) {
     t.seg_first = to_host<int64_t>(seg_first, d.num_seqs + 1);
     t.segs = to_host<Segment>(segs, max_segs);
