@@ -28,7 +28,13 @@ __global__ void fill_segments(const int64_t* chunk_first, const int64_t* seg_fir
   segs[s] = segment_entry(chunk_first, seg_first, num_seqs, seg_chunks, s);
 }
 
-constexpr int kFixThreads = 256;  // 8 warps: warp w computes rows 16 w .. 16 w + 15
+// 16 warps: warp w computes rows 16 (w % 8) .. + 15 of M h over half w / 8 of the depth (state
+// rows 64 (w / 8) .. + 63). A step is a chain of dependent 3xTF32 mma per warp, too few warps
+// at one CTA per SM to hide its latency (8 warps: 0.49 instructions issued per cycle and
+// scheduler, 4.1 cycles per instruction, session 11 call 3): split over two warps, each
+// chain is half as long and the schedulers have twice the warps.
+constexpr int kFixWarpRows = 8;  // row blocks of 16
+constexpr int kFixThreads = 2 * kFixWarpRows * 32;
 constexpr int kLdM = kK + 4;      // M rows padded to 16-byte multiples: conflict-free ldmatrix
 
 // State columns per fix-up CTA: 8, 16 or 32 (one, two or four n8 tiles per warp). A step's time
@@ -39,20 +45,25 @@ constexpr int kLdM = kK + 4;      // M rows padded to 16-byte multiples: conflic
 template <int Cols>
 constexpr int fixup_ld_h() { return Cols == 8 ? 8 : Cols + 8; }
 
-// Shared memory of one fix-up CTA (159, 172 or 196 KB: one CTA per SM): M and the N columns of
-// two segments (double-buffered: segment i + 1's copies land while step i runs) and the
-// running state columns h.
+// Shared memory of one fix-up CTA (148, 176 or 208 KB: one CTA per SM): M and the N columns of
+// two segments (double-buffered: segment i + 1's copies land while step i runs), the running
+// state columns h, and the second depth half's partial products (per row block: Cols / 8
+// n-tiles x 4 accumulators x 32 lanes, in fragment order).
 template <int Cols>
 struct FixupSmem {
   static constexpr int kLdH = fixup_ld_h<Cols>();
   static constexpr int kMFloats = kK * kLdM, kNFloats = kK * kLdH;
-  float* base;  // m[0], m[1], n[0], n[1], h
+  static constexpr int kPartialFloats = Cols / 8 * 4 * 32;
+  float* base;  // m[0], m[1], n[0], n[1], h, partial
   __host__ __device__ static FixupSmem carve(staged::SmemCarver& c) {
-    return {c.take(2 * kMFloats + 3 * kNFloats)};
+    return {c.take(2 * kMFloats + 3 * kNFloats + kFixWarpRows * kPartialFloats)};
   }
   __device__ float* m(int b) const { return base + b * kMFloats; }  // 128 x 128, stride kLdM
   __device__ float* n(int b) const { return base + 2 * kMFloats + b * kNFloats; }  // 128 x Cols
   __device__ float* h() const { return base + 2 * kMFloats + 2 * kNFloats; }  // 128 x Cols
+  __device__ float* partial(int row_block) const {
+    return base + 2 * kMFloats + 3 * kNFloats + row_block * kPartialFloats;
+  }
   static_assert(kMFloats % 4 == 0 && kNFloats % 4 == 0, "16-byte aligned tiles");
 };
 
@@ -83,28 +94,22 @@ __device__ __forceinline__ void load_transfer(const FixupSmem<Cols>& sm, int b, 
   fused::cp_async_commit();
 }
 
-// acc = M_rows h (the warp's 16 rows of M, all 128 state rows of the NT n-tiles of h) with
-// 3xTF32 split operands (M split once per k-step for all NT n-tiles), over two accumulator
-// chains (depth 0-63 and 64-127, summed at the end) advanced side by side: a chain's every
-// k-step is three dependent mma, and one chain of 16 k-steps is most of a fix-up step's time.
+// acc = M_rows h over depth half `part` (the warp's 16 rows of M x state rows 64 part .. + 63
+// of the NT n-tiles of h) with 3xTF32 split operands (M split once per k-step for all NT
+// n-tiles): 8 k-steps of three dependent mma each. The caller sums the halves (the first
+// half's warp adds the second's), as one warp's two accumulator chains were summed before: the
+// same sums in the same order.
 template <int NT>
-__device__ __forceinline__ void mh_product(float (&acc)[NT][4], const float* m_rows,
-                                           const float* h) {
+__device__ __forceinline__ void mh_half_product(float (&acc)[NT][4], const float* m_rows,
+                                                const float* h, int part) {
   constexpr int kLdH = fixup_ld_h<NT * 8>();
-  constexpr int kHalf = kK / 16;  // k-steps of 8 state rows per chain
-  float hi_half[NT][4] = {};
+  constexpr int kHalf = kK / 16;  // k-steps of 8 state rows per half
 #pragma unroll 2
-  for (int s = 0; s < kHalf; ++s)
-#pragma unroll
-    for (int part = 0; part < 2; ++part) {
-      const int ks = s + part * kHalf;
-      staged::inverse64::mma_3xtf32_step_tiles<NT>(part == 0 ? acc : hi_half, m_rows + 8 * ks,
-                                                   kLdM, h + 8 * ks * kLdH, kLdH);
-    }
-#pragma unroll
-  for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) acc[nt][e] += hi_half[nt][e];
+  for (int s = 0; s < kHalf; ++s) {
+    const int ks = s + part * kHalf;
+    staged::inverse64::mma_3xtf32_step_tiles<NT>(acc, m_rows + 8 * ks, kLdM, h + 8 * ks * kLdH,
+                                                 kLdH);
+  }
 }
 
 // One CTA per (sequence, v-head, Cols-column block). The first segment's N began at h0 in pass
@@ -113,7 +118,7 @@ __device__ __forceinline__ void mh_product(float (&acc)[NT][4], const float* m_r
 // tensor cores with 3xTF32 split operands: fp32 FFMA order of accuracy, chunk_math.cuh; M
 // split once per k-step for the warp's n-tiles), h written as the start of segment i + 1. The
 // transfers are independent of h, so segment i + 1's copies run during step i: a step costs
-// its 6 Cols mma per warp, not a trip to memory.
+// its 3 Cols mma per warp (the depth split over two warps per row block), not a trip to memory.
 template <int Cols>
 __global__ void __launch_bounds__(kFixThreads)
     cp_fixup_kernel(Dims d, const int64_t* seg_first, const float* transfer, float* starts) {
@@ -128,11 +133,12 @@ __global__ void __launch_bounds__(kFixThreads)
   staged::SmemCarver carver{smem_raw};
   const FixupSmem<Cols> sm = FixupSmem<Cols>::carve(carver);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int row_block = warp % kFixWarpRows, part = warp / kFixWarpRows;
   const auto transfer_of = [&](int64_t i) {
     return transfer + (i * d.Hv + h) * int64_t(kK * 2 * kV);
   };
   load_transfer(sm, 0, transfer_of(first), v0, false);
-  const int r0 = 16 * warp;  // this warp's rows
+  const int r0 = 16 * row_block;  // this warp's rows
   for (int64_t i = first; i + 1 < last; ++i) {
     const int b = static_cast<int>((i - first) % 2);
     if (i + 2 < last) {  // the next step's transfer, into the other buffer (free since step i-1)
@@ -143,16 +149,40 @@ __global__ void __launch_bounds__(kFixThreads)
     }
     __syncthreads();  // M_i, N_i landed for every thread; h of the previous step complete
     float acc[Cols / 8][4] = {};
-    if (i != first) mh_product<Cols / 8>(acc, sm.m(b) + r0 * kLdM, sm.h());
-    __syncthreads();  // every warp's reads of h (and of buffer b) are done
+    float* const partial = sm.partial(row_block) + lane;  // fragment order, lane-interleaved
+    if (i != first) {
+      mh_half_product<Cols / 8>(acc, sm.m(b) + r0 * kLdM, sm.h(), part);
+      if (part == 1)
+#pragma unroll
+        for (int nt = 0; nt < Cols / 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) partial[32 * (4 * nt + e)] = acc[nt][e];
+    }
+    // N_i's values of this warp's fragment, read before the barrier: past it, a warp may
+    // start the next step and refill buffer b with segment i + 2's transfer.
+    float2 nv[Cols / 8][2];
+    if (part == 0)
+#pragma unroll
+      for (int nt = 0; nt < Cols / 8; ++nt)
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+          nv[nt][half] = *reinterpret_cast<const float2*>(
+              sm.n(b) + (r0 + g + 8 * half) * kLdH + 8 * nt + 2 * t);
+    __syncthreads();  // every warp's reads of h and of buffer b done; the partials written
+    if (part == 1) continue;  // (warp-uniform; it meets the next step's barrier as the others)
+    if (i != first)
+#pragma unroll
+      for (int nt = 0; nt < Cols / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[nt][e] += partial[32 * (4 * nt + e)];
     float* out = starts + ((i + 1) * d.Hv + h) * int64_t(kK * kV) + v0;
 #pragma unroll
     for (int nt = 0; nt < Cols / 8; ++nt)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int r = r0 + g + 8 * half, c = 8 * nt + 2 * t;
-        const float2 nv = *reinterpret_cast<const float2*>(sm.n(b) + r * kLdH + c);
-        const float2 next = make_float2(acc[nt][2 * half] + nv.x, acc[nt][2 * half + 1] + nv.y);
+        const float2 next = make_float2(acc[nt][2 * half] + nv[nt][half].x,
+                                        acc[nt][2 * half + 1] + nv[nt][half].y);
         *reinterpret_cast<float2*>(sm.h() + r * kLdH + c) = next;
         *reinterpret_cast<float2*>(out + r * kV + c) = next;
       }
