@@ -2,18 +2,15 @@
 #include "cp_first_segment.hpp"
 
 #include <cstdlib>
-#include <string_view>
 
+#include "env_setting.hpp"
 #include "prepare_overlap.hpp"  // first_loop_ctas: CP pass 1's working CTAs
 
 namespace gdn::fused {
 
 std::optional<FirstSegmentSetting> parse_cp_first_segment(const char* value) {
-  if (value == nullptr || value[0] == '\0') return FirstSegmentSetting::Rule;
-  const std::string_view v{value};
-  if (v == "0") return FirstSegmentSetting::Off;
-  if (v == "1") return FirstSegmentSetting::On;
-  return std::nullopt;
+  return parse_env_setting(value, FirstSegmentSetting::Rule,
+                           {{"0", FirstSegmentSetting::Off}, {"1", FirstSegmentSetting::On}});
 }
 
 FirstSegmentSetting cp_first_segment_setting() {

@@ -3,15 +3,15 @@
 
 #include <cstdlib>
 
+#include "env_setting.hpp"
+
 namespace gdn::fused {
 
 std::optional<PrepareOverlap> parse_prepare_overlap(const char* value) {
-  if (value == nullptr || value[0] == '\0') return PrepareOverlap::Rule;
-  const std::string_view v{value};
-  if (v == "0") return PrepareOverlap::Off;
-  if (v == "1") return PrepareOverlap::Shared;
-  if (v == "2") return PrepareOverlap::Exclusive;
-  return std::nullopt;
+  return parse_env_setting(value, PrepareOverlap::Rule,
+                           {{"0", PrepareOverlap::Off},
+                            {"1", PrepareOverlap::Shared},
+                            {"2", PrepareOverlap::Exclusive}});
 }
 
 PrepareOverlap prepare_overlap_setting() {
