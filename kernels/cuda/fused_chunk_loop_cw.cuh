@@ -11,8 +11,9 @@
 //   accumulator registers (an m16n8 C fragment pair is an m16k16 A fragment), and so are W'^T
 //   for Vd^T = (diag(beta) W')^T T^T, Vd^T for O^T += Vd^T P^T and V'^T for S^T += V'^T K
 //   (m64n128k16, K read n-contiguous). The B operands (k, q, T, P) are read by the
-//   tensor cores from the TMA-filled ring through 128-byte-swizzle descriptors, once per
-//   warpgroup. No product of a chunk crosses warpgroups, and the math warps never meet at a
+//   tensor cores from the TMA-filled ring through 128-byte-swizzle descriptors (T and P:
+//   lower-packed, 32-byte swizzle, and each of their depth steps only over the rows at or
+//   below it: wgmma_lower_packed), once per warpgroup. No product of a chunk crosses warpgroups, and the math warps never meet at a
 //   CTA barrier inside the loop. The 16-bit copies (S16, W', Vd, V') never leave the
 //   registers; a chunk's output is stored (stmatrix into a staging tile, 16-byte rows to
 //   global) while the next chunk's state update runs.
@@ -39,7 +40,8 @@ namespace gdn::fused {
 
 // TMA loads of chunk `chunk` into ring stage s (one thread): k (two 64-column halves), the
 // V-block (BV / 64 halves), then T, P and e, f, beta of the prepare kernel (contiguous per
-// (chunk, head); T and P written 128-byte swizzled), all completing on the stage's barrier.
+// (chunk, head); T and P written lower-packed, one 5120-byte copy each), all completing on the
+// stage's barrier.
 // Rows past the chunk's end arrive with the next sequence's tokens (zeros past the tensor's
 // end); the consumer zeroes k and V there (zero_past_end).
 // kTransition (CP pass 1): no P (there is no output); with_v false: the M columns, whose v is
@@ -52,7 +54,7 @@ __device__ __forceinline__ void issue_chunk_loads(const FusedParams& p, const Fu
   const int tok = static_cast<int>(p.table[chunk].tok_begin);
   uint64_t* bar = sm.full(s);
   constexpr uint32_t kVBytes = Smem::kVHalves * uint32_t(Smem::kHalfBytes);
-  constexpr uint32_t kPBytes = kTransition ? uint32_t(Smem::kChunkBytes) : 0;
+  constexpr uint32_t kPBytes = kTransition ? uint32_t(Smem::kLowerBytes) : 0;
   mbarrier_arrive_expect_tx(bar, Smem::kStageTxBytes - kPBytes - (with_v ? 0 : kVBytes));
   const int hk = h / d.group;
   tma_load_3d(sm.k(s, 0).p, &p.tmap_k, 0, hk, tok, bar);
@@ -61,9 +63,9 @@ __device__ __forceinline__ void issue_chunk_loads(const FusedParams& p, const Fu
 #pragma unroll
     for (int j = 0; j < Smem::kVHalves; ++j) tma_load_3d(sm.v(s, j).p, &p.tmap_v, v0 + 64 * j, h, tok, bar);
   const int64_t pair = chunk * d.Hv + h;
-  bulk_load(sm.t(s).p, p.t16 + pair * (kC * kC), uint32_t(Smem::kChunkBytes), bar);
+  bulk_load(sm.t(s), p.t16 + pair * (kC * kC), uint32_t(Smem::kLowerBytes), bar);
   if (!kTransition)
-    bulk_load(sm.scores(s).p, p.scores16 + pair * (kC * kC), uint32_t(Smem::kChunkBytes), bar);
+    bulk_load(sm.scores(s), p.scores16 + pair * (kC * kC), uint32_t(Smem::kLowerBytes), bar);
   bulk_load(sm.ef(s), p.gate_ef + pair * (3 * kC), uint32_t(Smem::kGateBytes), bar);
 }
 
@@ -161,6 +163,21 @@ __device__ __forceinline__ void store_output_cw(const FusedParams& p, const Fuse
     const int r = r0 + 16 * i;
     if (r < ci.len) *reinterpret_cast<uint4*>(o + int64_t(r) * d.Hv * kV + c8) = src[i * 16 * 64 / 8];
   }
+}
+
+// D (64 x 64) = A B^T (+ D when accumulate), depth 64, with B^T a lower-triangular tile
+// (T or P, rows = D's columns) lower-packed at shared address sB and a[kk] the A fragment of
+// depth step kk: step kk forms only D's columns 16 kk .. 63 from slab kk (n = 64, 48, 32, 16),
+// the columns above being zero products.
+template <class Elem>
+__device__ __forceinline__ void wgmma_lower_packed(float (&d)[kC / 8][4], const uint32_t (&a)[kC / 16][4],
+                                                   uint32_t sB, bool accumulate) {
+  using L = LowerPackedTile;
+  static_assert(kC == 64 && L::kSlabs == 4, "four depth steps of 16");
+  wgmma_m64_lower_k16<Elem, 0>(d, a[0], sw32_desc(sB + L::slab_offset(0), L::kAtomBytes), accumulate);
+  wgmma_m64_lower_k16<Elem, 2>(d, a[1], sw32_desc(sB + L::slab_offset(1), L::kAtomBytes), true);
+  wgmma_m64_lower_k16<Elem, 4>(d, a[2], sw32_desc(sB + L::slab_offset(2), L::kAtomBytes), true);
+  wgmma_m64_lower_k16<Elem, 6>(d, a[3], sw32_desc(sB + L::slab_offset(3), L::kAtomBytes), true);
 }
 
 // Calls f(S^T element, state row, column within the V-block) for this warp's fragment.
@@ -270,7 +287,7 @@ __device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Se
     }
     const uint32_t sK = smem_addr(sm.k(b, 0).p), sQ = smem_addr(sm.q(0).p);
     const HalfTile sV = sm.v(b, vh);
-    const uint32_t sT = smem_addr(sm.t(b).p), sP = smem_addr(sm.scores(b).p);
+    const uint32_t sT = smem_addr(sm.t(b)), sP = smem_addr(sm.scores(b));
     const float* ev = sm.ef(b);
     const float* fv = ev + kC;
     const float* bv = ev + 2 * kC;  // beta (0 past the chunk's end)
@@ -326,12 +343,10 @@ __device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Se
       wa[kk][3] = Ops::pack(b8 * (x.x - e8 * U[2 * kk + 1][2]), b9 * (x.y - e9 * U[2 * kk + 1][3]));
     }
 
-    // 3. Vd^T = (diag(beta) W')^T T^T: 64 x 64, depth 64 (T rows = n, k-major).
+    // 3. Vd^T = (diag(beta) W')^T T^T: 64 x 64, depth 64 (T rows = n, k-major, lower-packed).
     float VD[kC / 8][4];
     wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < kC / 16; ++kk)
-      wgmma_m64n64k16<Elem, false>(VD, wa[kk], sw128_desc(sT + 32 * kk, 16, 1024), kk > 0);
+    wgmma_lower_packed<Elem>(VD, wa, sT, false);
     wgmma_commit();
     // S^T e_last meanwhile (S is no operand of the products in flight).
     const float elast = ev[kC - 1];
@@ -354,7 +369,7 @@ __device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Se
       }
     }
 
-    // 4. O^T += Vd16^T P^T (depth 64; P rows = n, k-major) and
+    // 4. O^T += Vd16^T P^T (depth 64; P rows = n, k-major, lower-packed) and
     //    S^T = e_last S^T + V'^T K with V'^T = Vd^T diag(f) (64 x 128, depth = chunk rows:
     //    K read n-contiguous, its two 64-column halves 8 KB apart, 8-row depth groups 1024 B
     //    apart, depth step kk at rows 16 kk).
@@ -370,10 +385,7 @@ __device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Se
       for (int kk = 0; kk < kC / 16; ++kk)
         wgmma_m64n128k16<Elem, true>(
             S, fa[kk], sw128_desc(sK + 2048 * kk, FusedCwSmem<BV>::kHalfBytes, 1024), true);
-      if (!kTransition)
-#pragma unroll
-        for (int kk = 0; kk < kC / 16; ++kk)
-          wgmma_m64n64k16<Elem, false>(O, da[kk], sw128_desc(sP + 32 * kk, 16, 1024), true);
+      if (!kTransition) wgmma_lower_packed<Elem>(O, da, sP, true);
       wgmma_commit();
       // The previous chunk's output while the tensor cores run the state update and O += P
       // Vd (the warp would only wait for them: the chain's longest idle stretch).

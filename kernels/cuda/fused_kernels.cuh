@@ -25,7 +25,7 @@ const void* chunk_loop_pc_symbol(bool bf16);
 // The column-warp chunk loop, both modes (Output; Transition: CP pass 1 over the [M | N]
 // columns), one flat grid of items x Hv x (state columns / BV) CTAs of BV / 16 warps:
 // fused_chunk_loop_cw_v64.cu, fused_chunk_loop_cw_v128.cu. Reads the prepare kernel's
-// scores16 and gate_ef besides t16 (swizzled16), and q, k, v through p's tensor maps.
+// scores16 and gate_ef besides t16 (lower_packed16), and q, k, v through p's tensor maps.
 template <int BV>
 cudaError_t launch_chunk_loop_cw(const FusedParams& p, unsigned items, cudaStream_t stream);
 template <int BV>

@@ -12,6 +12,7 @@
 #include <cuda.h>
 
 #include "fused_mma.cuh"
+#include "lower_packed_tile.cuh"
 #include "staged_params.cuh"
 
 namespace gdn::fused {
@@ -76,9 +77,10 @@ struct FusedParams {
   const int64_t* chunk_first;
   const ChunkInfo* table;
   const float* gcum;
-  const uint16_t* t16;  // [chunk, Hv, 64, 64] T in the input dtype (128-byte
-                            // swizzled tiles for the column-warp configs: swizzled16)
-  const uint16_t* scores16;  // [chunk, Hv, 64, 64] Gam o causal o Q K^T (column-warp loop)
+  const uint16_t* t16;  // [chunk, Hv, 64, 64] T in the input dtype (lower-packed
+                            // tiles for the column-warp configs: ChunkWorkspace::lower_packed16)
+  const uint16_t* scores16;  // [chunk, Hv, 64, 64] Gam o causal o Q K^T (column-warp loop,
+                             // lower-packed)
   const float* gate_ef;      // [chunk, Hv, 3, 64] exp(gamma), exp(gamma_last - gamma), beta
                              // (beta 0 past the chunk's end; column-warp loop only)
   // Column-warp loop launched beside the prepare kernel (its programmatic dependent, before it
@@ -195,27 +197,28 @@ struct FusedPcSmem {
   }
 };
 
-// Shared memory of the column-warp chunk loop (fused_chunk_loop_cw.cuh), all tiles 64 x 64
-// 16-bit (64 rows x 128 bytes), 128-byte swizzled, 1024-byte aligned: canonical wgmma operands
-// as TMA lands them. A 2-stage ring of, per stage, k as two halves (state rows 0..63, 64..127),
-// the V-block as BV / 64 halves, T and P; then q (two halves, one buffer: a chunk's
+// Shared memory of the column-warp chunk loop (fused_chunk_loop_cw.cuh): canonical wgmma
+// operands as the copies land them, 1024-byte aligned. k, q and V in 64 x 64 16-bit tiles (64
+// rows x 128 bytes, 128-byte swizzled); T and P lower-packed (LowerPackedTile: 5120 bytes, its
+// four slabs 32-byte swizzled). A 2-stage ring of, per stage, k as two halves (state rows
+// 0..63, 64..127), the V-block as BV / 64 halves, T and P; then q (two halves, one buffer: a chunk's
 // q is read only by its O product, so the next chunk's q streams in once every math warp's O
 // product is done); then e and
 // f and beta (3 x 64 fp32) of both stages, the mbarriers (stage full x 2, q full, stage empty x 2,
-// q empty) and the output staging tile. 106 KB at BV = 64: two CTAs (16 warps) per SM; 130 KB
+// q empty) and the output staging tile. 94 KB at BV = 64: two CTAs (16 warps) per SM; 118 KB
 // at BV = 128.
 //   The k halves, read k-major (rows = chunk rows = the product's n), are the B operand of
 //   U^T = S16^T K^T; read n-contiguous (rows = depth) they are the B operand K of the state
-//   update; q's halves are that of O^T = S16^T Q^T; T and P (rows = n) those of Vd^T and O^T.
+//   update; q's halves are that of O^T = S16^T Q^T; T and P (rows = n) those of Vd^T and O^T,
+//   one slab per depth step.
 template <int BV>
 struct FusedCwSmem {
   using HalfTile = SwizzledTile16<64>;  // 64 rows x 64 columns: one swizzle-atom column
-  using ChunkTile = SwizzledTile16<kC>;
   static constexpr int kVHalves = BV / 64;
   static constexpr size_t kHalfBytes = HalfTile::bytes(kC);
-  static constexpr size_t kChunkBytes = ChunkTile::bytes(kC);
+  static constexpr size_t kLowerBytes = LowerPackedTile::kBytes;  // T, P
   static constexpr size_t kGateBytes = 3 * kC * sizeof(float);
-  static constexpr size_t kStageBytes = (2 + kVHalves) * kHalfBytes + 2 * kChunkBytes;
+  static constexpr size_t kStageBytes = (2 + kVHalves) * kHalfBytes + 2 * kLowerBytes;
   static constexpr int kStages = 2;
   static constexpr size_t kQOffset = kStages * kStageBytes;
   static constexpr size_t kGateOffset = kQOffset + 2 * kHalfBytes;
@@ -228,7 +231,7 @@ struct FusedCwSmem {
   // What one stage's copies deliver (the full barrier's transaction bytes), and q's.
   static constexpr uint32_t kStageTxBytes = uint32_t(kStageBytes + kGateBytes);
   static constexpr uint32_t kQTxBytes = uint32_t(2 * kHalfBytes);
-  static_assert(kStageBytes % 1024 == 0 && kHalfBytes % 1024 == 0 && kChunkBytes % 1024 == 0 &&
+  static_assert(kStageBytes % 1024 == 0 && kHalfBytes % 1024 == 0 && kLowerBytes % 1024 == 0 &&
                     kQOffset % 1024 == 0,
                 "every tile 1024-byte aligned: the 128-byte swizzle of TMA and wgmma keys on the "
                 "address bits");
@@ -244,11 +247,11 @@ struct FusedCwSmem {
   __device__ __forceinline__ HalfTile v(int s, int h) const {
     return {reinterpret_cast<uint16_t*>(stage(s) + (2 + h) * kHalfBytes)};
   }
-  __device__ __forceinline__ ChunkTile t(int s) const {
-    return {reinterpret_cast<uint16_t*>(stage(s) + (2 + kVHalves) * kHalfBytes)};
+  __device__ __forceinline__ uint16_t* t(int s) const {
+    return reinterpret_cast<uint16_t*>(stage(s) + (2 + kVHalves) * kHalfBytes);
   }
-  __device__ __forceinline__ ChunkTile scores(int s) const {
-    return {reinterpret_cast<uint16_t*>(stage(s) + (2 + kVHalves) * kHalfBytes + kChunkBytes)};
+  __device__ __forceinline__ uint16_t* scores(int s) const {
+    return reinterpret_cast<uint16_t*>(stage(s) + (2 + kVHalves) * kHalfBytes + kLowerBytes);
   }
   __device__ __forceinline__ HalfTile q(int h) const {
     return {reinterpret_cast<uint16_t*>(base + kQOffset + h * kHalfBytes)};

@@ -176,7 +176,7 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     prep.ws.scores16 = w.scores16;  // ColumnWarps only (else nullptr: not computed)
     prep.ws.gate_ef = w.gate_ef;
     // The column-warp loop bulk-copies T and P straight into wgmma operand tiles.
-    prep.ws.swizzled16 = c.roles == WarpRoles::ColumnWarps;
+    prep.ws.lower_packed16 = c.roles == WarpRoles::ColumnWarps;
     prep.ws.ready = ready;
     if (exclusive) {
       prep.ws.claims = w.ready + d.max_chunks;

@@ -24,6 +24,7 @@
 #include "staged_kernels.cuh"
 #include "grid_dependency.cuh"
 #include "launch_smem.cuh"
+#include "lower_packed_tile.cuh"
 #include "prepare_order.cuh"
 
 namespace gdn::staged {
@@ -210,6 +211,12 @@ __device__ __forceinline__ void lower_task(int pair, int slot, int& row, int& c0
   c0 = 8 * (low ? slot : slot - bp - 1);
 }
 
+// Element offset of the 16-bit tiles' 8-column group (r, c0 .. c0 + 7): lower-packed
+// (fused::LowerPackedTile, for groups it stores) or row-major.
+__device__ __forceinline__ int tile16_offset(int r, int c0, bool packed) {
+  return packed ? fused::LowerPackedTile::offset(r, c0) : r * kC + c0;
+}
+
 // One task of write_t: row r, columns c0 .. c0 + 7 (c0 <= r), one exponential per element for
 // T and P. gam2: gamma log2(e) (to_log2), so the gate is exp2(gam2_r - gam2_c); it is 0 (not
 // evaluated) above the diagonal, where X is zero and R_qk finite (raw_qkt), so those products
@@ -217,7 +224,7 @@ __device__ __forceinline__ void lower_task(int pair, int slot, int& row, int& c0
 template <class Elem>
 __device__ __forceinline__ void write_t_task(SmemMat x, SmemMat rqk, const float* gam2, int r,
                                              int c0, float* t_out, uint16_t* tb_out,
-                                             uint16_t* p_out, int swz) {
+                                             uint16_t* p_out, bool packed) {
   using Ops = fused::ElemOps<Elem>;
   float gc[8], xv[8], qv[8] = {};
   load8(gc, gam2 + c0);
@@ -232,8 +239,7 @@ __device__ __forceinline__ void write_t_task(SmemMat x, SmemMat rqk, const float
     t[i] = gate * xv[i];
     pv[i] = gate * qv[i];
   }
-  // group c0 / 8 of a 16-bit row moves to group (c0 / 8) ^ (r % 8) when swizzled
-  const int tb_c0 = 8 * ((c0 / 8) ^ (r & swz));
+  const int tb_off = tile16_offset(r, c0, packed);
   if (t_out) {
     *reinterpret_cast<float4*>(t_out + r * kC + c0) = make_float4(t[0], t[1], t[2], t[3]);
     *reinterpret_cast<float4*>(t_out + r * kC + c0 + 4) = make_float4(t[4], t[5], t[6], t[7]);
@@ -242,13 +248,13 @@ __device__ __forceinline__ void write_t_task(SmemMat x, SmemMat rqk, const float
     uint32_t w[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) w[i] = Ops::pack(t[2 * i], t[2 * i + 1]);
-    *reinterpret_cast<uint4*>(tb_out + r * kC + tb_c0) = make_uint4(w[0], w[1], w[2], w[3]);
+    *reinterpret_cast<uint4*>(tb_out + tb_off) = make_uint4(w[0], w[1], w[2], w[3]);
   }
   if (p_out) {
     uint32_t w[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) w[i] = Ops::pack(pv[2 * i], pv[2 * i + 1]);
-    *reinterpret_cast<uint4*>(p_out + r * kC + tb_c0) = make_uint4(w[0], w[1], w[2], w[3]);
+    *reinterpret_cast<uint4*>(p_out + tb_off) = make_uint4(w[0], w[1], w[2], w[3]);
   }
 }
 
@@ -260,15 +266,15 @@ __device__ __forceinline__ void write_t_task(SmemMat x, SmemMat rqk, const float
 // input dtype (the column-warp loop's operand); zeros above. Only the 288 (row, group) tasks
 // on and below the diagonal are computed (lower_task: slots 0 .. 7 by every thread, slot 8 by
 // warp 0), so no warp issues a whole pass of tasks that are zeros; the 224 groups above the
-// diagonal are stored as zeros. swz = 7: tb_out's and p_out's tiles are stored 128-byte
-// swizzled (ChunkWorkspace::swizzled16), 0: row-major; t_out is never swizzled.
+// diagonal are stored as zeros, or with `packed` (ChunkWorkspace::lower_packed16: tb_out's and
+// p_out's tiles lower-packed, else row-major; t_out is always row-major) the 32 of them the
+// packed tiles keep (the upper 8 x 8 of each diagonal 16 x 16 block).
 template <class Elem>
 __device__ void write_t(SmemMat x, SmemMat rqk, const float* gam2, float* t_out,
-                        uint16_t* tb_out, uint16_t* p_out, int swz) {
+                        uint16_t* tb_out, uint16_t* p_out, bool packed) {
   static_assert(kThreads == 256 && kC == 64, "32 row pairs x 8 slots, then slot 8 by warp 0");
   {
     const int gi = threadIdx.x % 8;  // zeros above the diagonal: group gi of rows r < 8 gi
-    const int tb_c0 = 8 * (gi ^ (threadIdx.x / 8 & swz));  // (r % 8 = tid / 8 % 8 both passes)
 #pragma unroll
     for (int it = 0; it < 2; ++it) {
       const int r = threadIdx.x / 8 + 32 * it;
@@ -277,16 +283,18 @@ __device__ void write_t(SmemMat x, SmemMat rqk, const float* gam2, float* t_out,
         *reinterpret_cast<float4*>(t_out + r * kC + 8 * gi) = make_float4(0.f, 0.f, 0.f, 0.f);
         *reinterpret_cast<float4*>(t_out + r * kC + 8 * gi + 4) = make_float4(0.f, 0.f, 0.f, 0.f);
       }
-      if (tb_out) *reinterpret_cast<uint4*>(tb_out + r * kC + tb_c0) = make_uint4(0, 0, 0, 0);
-      if (p_out) *reinterpret_cast<uint4*>(p_out + r * kC + tb_c0) = make_uint4(0, 0, 0, 0);
+      if (packed && !fused::LowerPackedTile::stored(r, 8 * gi)) continue;
+      const int tb_off = tile16_offset(r, 8 * gi, packed);
+      if (tb_out) *reinterpret_cast<uint4*>(tb_out + tb_off) = make_uint4(0, 0, 0, 0);
+      if (p_out) *reinterpret_cast<uint4*>(p_out + tb_off) = make_uint4(0, 0, 0, 0);
     }
   }
   int r, c0;
   lower_task(threadIdx.x / 8, threadIdx.x % 8, r, c0);
-  write_t_task<Elem>(x, rqk, gam2, r, c0, t_out, tb_out, p_out, swz);
+  write_t_task<Elem>(x, rqk, gam2, r, c0, t_out, tb_out, p_out, packed);
   if (threadIdx.x < 32) {
     lower_task(threadIdx.x, 8, r, c0);
-    write_t_task<Elem>(x, rqk, gam2, r, c0, t_out, tb_out, p_out, swz);
+    write_t_task<Elem>(x, rqk, gam2, r, c0, t_out, tb_out, p_out, packed);
   }
 }
 
@@ -382,9 +390,7 @@ __device__ void prepare_item(const FwdParams& p, int heads, RunIndex run, int ch
     raw_qkt_beside_first_diagonal<Elem>(s.q16(), s.k16(), s.n, s.raw, s.x, s.gam, s.bet);
   __syncthreads();  // R_kk and R_qk complete; q (x's bytes) no longer read
 
-  // 16-bit tiles swizzled: the row's 16-byte group index is XOR-ed with (row % 8) & swz. A
-  // uniform integer mask, not a predicate: it lives in a uniform register, off the 64.
-  const int swz = p.ws.swizzled16 ? 7 : 0;
+  const bool packed = p.ws.lower_packed16;
   for (int j = 0; j < heads; ++j) {
     const float* gam2 = s.gam + kC * j;  // gamma log2(e) once the diagonal blocks are done
     const float* bet = s.bet + kC * j;
@@ -413,7 +419,7 @@ __device__ void prepare_item(const FwdParams& p, int heads, RunIndex run, int ch
     uint16_t* tb_out = p.ws.t16 ? p.ws.t16 + t_off : nullptr;
     // P(i, j) = Gam o causal o R_qk     tile 64 x 64, beside T (one exponential for both)
     uint16_t* p_out = want_scores ? p.ws.scores16 + t_off : nullptr;
-    write_t<Elem>(s.x, s.n, gam2, t_out, tb_out, p_out, swz);
+    write_t<Elem>(s.x, s.n, gam2, t_out, tb_out, p_out, packed);
   }
   __syncthreads();  // the item's outputs all written; shared memory free for the next item
   if (p.ws.ready && threadIdx.x == 0) {

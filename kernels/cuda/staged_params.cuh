@@ -44,10 +44,11 @@ struct ChunkWorkspace {
   uint16_t* t16 = nullptr;  // 16-bit T; nullptr when not wanted
   uint16_t* scores16 = nullptr;  // 16-bit gated causal Q K^T; nullptr when not wanted
   float* gate_ef = nullptr;      // exp gates and beta per chunk row; nullptr when not wanted
-  // t16 and scores16 tiles stored 128-byte swizzled (element (r, c) of a 64 x 64 tile at
-  // r * 64 + 8 ((c / 8) ^ (r % 8)) + c % 8): a linear bulk copy of a tile into 1024-byte
-  // aligned shared memory is then a wgmma operand as it lands (column-warp loop).
-  bool swizzled16 = false;
+  // t16 and scores16 tiles stored lower-packed (fused::LowerPackedTile: the four 16-column
+  // slabs of the rows at or below each, 32-byte swizzled, in the first 5120 bytes of each
+  // tile's 8192): one linear bulk copy of a tile into shared memory is then the wgmma operands
+  // of its four depth steps as it lands (column-warp loop). Else row-major.
+  bool lower_packed16 = false;
   // [max_chunks] int, zeroed by build_chunk_table: how many v-heads of each chunk the prepare
   // kernel has finished (it adds a run's heads once its outputs are visible). Set only when
   // the prepare kernel's consumer launches beside it and polls these counts (the column-warp
