@@ -12,8 +12,8 @@
 //   for Vd^T = (diag(beta) W')^T T^T, Vd^T for O^T += Vd^T P^T and V'^T for S^T += V'^T K
 //   (m64n128k16, K read n-contiguous). The B operands (k, q, T, P) are read by the
 //   tensor cores from the TMA-filled ring through 128-byte-swizzle descriptors (T and P:
-//   lower-packed, 32-byte swizzle, and each of their depth steps only over the rows at or
-//   below it: wgmma_lower_packed), once per warpgroup. No product of a chunk crosses warpgroups, and the math warps never meet at a
+//   32-byte swizzle, one slab per depth step, copied lower-packed: wgmma_lower_packed),
+//   once per warpgroup. No product of a chunk crosses warpgroups, and the math warps never meet at a
 //   CTA barrier inside the loop. The 16-bit copies (S16, W', Vd, V') never leave the
 //   registers; a chunk's output is stored (stmatrix into a staging tile, 16-byte rows to
 //   global) while the next chunk's state update runs.
@@ -40,12 +40,40 @@ namespace gdn::fused {
 
 // TMA loads of chunk `chunk` into ring stage s (one thread): k (two 64-column halves), the
 // V-block (BV / 64 halves), then T, P and e, f, beta of the prepare kernel (contiguous per
-// (chunk, head); T and P written lower-packed, one 5120-byte copy each), all completing on the
-// stage's barrier.
+// (chunk, head); T and P written lower-packed, four slab copies each, 5120 bytes in all), all
+// completing on the stage's barrier.
 // Rows past the chunk's end arrive with the next sequence's tokens (zeros past the tensor's
 // end); the consumer zeroes k and V there (zero_past_end).
 // kTransition (CP pass 1): no P (there is no output); with_v false: the M columns, whose v is
 // zero (their V tiles are zeroed once and never loaded).
+// The four slab copies of a lower-packed tile at src into the operand image at dst (rows
+// 16 kk .. 63 of slab kk; the rows above stay zero: zero_lower_packed_prefixes).
+__device__ __forceinline__ void load_lower_packed(uint16_t* dst, const uint16_t* src, uint64_t* bar) {
+  using L = LowerPackedTile;
+  char* const d = reinterpret_cast<char*>(dst);
+  const char* const g = reinterpret_cast<const char*>(src);
+#pragma unroll
+  for (int kk = 0; kk < L::kSlabs; ++kk)
+    bulk_load(d + L::copy_offset(kk), g + L::slab_offset(kk), L::slab_bytes(kk), bar);
+}
+
+// Zeroes rows 0 .. 16 kk - 1 of every slab kk of the T and P operand images of both stages
+// (no copy ever lands there), `tid` of `threads`, before the CTA's first barrier (the caller
+// fences them for the tensor cores).
+template <int BV>
+__device__ __forceinline__ void zero_lower_packed_prefixes(const FusedCwSmem<BV>& sm, int tid,
+                                                           int threads) {
+  using L = LowerPackedTile;
+  for (int tile = 0; tile < 2 * FusedCwSmem<BV>::kStages; ++tile) {
+    char* const base = reinterpret_cast<char*>(tile % 2 ? sm.scores(tile / 2) : sm.t(tile / 2));
+    for (int kk = 1; kk < L::kSlabs; ++kk) {
+      const int units = int(L::copy_offset(kk) - L::smem_slab_offset(kk)) / 16;  // 16-byte stores
+      for (int u = tid; u < units; u += threads)
+        *reinterpret_cast<uint4*>(base + L::smem_slab_offset(kk) + 16 * u) = make_uint4(0, 0, 0, 0);
+    }
+  }
+}
+
 template <int BV, bool kTransition>
 __device__ __forceinline__ void issue_chunk_loads(const FusedParams& p, const FusedCwSmem<BV>& sm,
                                                   int64_t chunk, int s, int h, int v0, bool with_v) {
@@ -54,7 +82,7 @@ __device__ __forceinline__ void issue_chunk_loads(const FusedParams& p, const Fu
   const int tok = static_cast<int>(p.table[chunk].tok_begin);
   uint64_t* bar = sm.full(s);
   constexpr uint32_t kVBytes = Smem::kVHalves * uint32_t(Smem::kHalfBytes);
-  constexpr uint32_t kPBytes = kTransition ? uint32_t(Smem::kLowerBytes) : 0;
+  constexpr uint32_t kPBytes = kTransition ? LowerPackedTile::kBytes : 0;
   mbarrier_arrive_expect_tx(bar, Smem::kStageTxBytes - kPBytes - (with_v ? 0 : kVBytes));
   const int hk = h / d.group;
   tma_load_3d(sm.k(s, 0).p, &p.tmap_k, 0, hk, tok, bar);
@@ -63,9 +91,8 @@ __device__ __forceinline__ void issue_chunk_loads(const FusedParams& p, const Fu
 #pragma unroll
     for (int j = 0; j < Smem::kVHalves; ++j) tma_load_3d(sm.v(s, j).p, &p.tmap_v, v0 + 64 * j, h, tok, bar);
   const int64_t pair = chunk * d.Hv + h;
-  bulk_load(sm.t(s), p.t16 + pair * (kC * kC), uint32_t(Smem::kLowerBytes), bar);
-  if (!kTransition)
-    bulk_load(sm.scores(s), p.scores16 + pair * (kC * kC), uint32_t(Smem::kLowerBytes), bar);
+  load_lower_packed(sm.t(s), p.t16 + pair * (kC * kC), bar);
+  if (!kTransition) load_lower_packed(sm.scores(s), p.scores16 + pair * (kC * kC), bar);
   bulk_load(sm.ef(s), p.gate_ef + pair * (3 * kC), uint32_t(Smem::kGateBytes), bar);
 }
 
@@ -166,18 +193,17 @@ __device__ __forceinline__ void store_output_cw(const FusedParams& p, const Fuse
 }
 
 // D (64 x 64) = A B^T (+ D when accumulate), depth 64, with B^T a lower-triangular tile
-// (T or P, rows = D's columns) lower-packed at shared address sB and a[kk] the A fragment of
-// depth step kk: step kk forms only D's columns 16 kk .. 63 from slab kk (n = 64, 48, 32, 16),
-// the columns above being zero products.
+// (T or P, rows = D's columns) in its shared operand image at sB (LowerPackedTile) and a[kk]
+// the A fragment of depth step kk, which reads slab kk (m64n64k16, 32-byte swizzle).
 template <class Elem>
 __device__ __forceinline__ void wgmma_lower_packed(float (&d)[kC / 8][4], const uint32_t (&a)[kC / 16][4],
                                                    uint32_t sB, bool accumulate) {
   using L = LowerPackedTile;
-  static_assert(kC == 64 && L::kSlabs == 4, "four depth steps of 16");
-  wgmma_m64_lower_k16<Elem, 0>(d, a[0], sw32_desc(sB + L::slab_offset(0), L::kAtomBytes), accumulate);
-  wgmma_m64_lower_k16<Elem, 2>(d, a[1], sw32_desc(sB + L::slab_offset(1), L::kAtomBytes), true);
-  wgmma_m64_lower_k16<Elem, 4>(d, a[2], sw32_desc(sB + L::slab_offset(2), L::kAtomBytes), true);
-  wgmma_m64_lower_k16<Elem, 6>(d, a[3], sw32_desc(sB + L::slab_offset(3), L::kAtomBytes), true);
+  static_assert(kC == 16 * L::kSlabs, "a slab per depth step of 16");
+#pragma unroll
+  for (int kk = 0; kk < L::kSlabs; ++kk)
+    wgmma_m64n64k16<Elem, false>(d, a[kk], sw32_desc(sB + L::smem_slab_offset(kk), L::kAtomBytes),
+                                 accumulate || kk > 0);
 }
 
 // Calls f(S^T element, state row, column within the V-block) for this warp's fragment.
@@ -240,6 +266,8 @@ __device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Se
     mbarrier_init(sm.q_empty(), kMathWarps);
     fence_mbarrier_init();
   }
+  zero_lower_packed_prefixes<BV>(sm, threadIdx.x, blockDim.x);
+  fence_proxy_async_shared();  // the zeros before the tensor cores' (async proxy) reads
   __syncthreads();  // the last CTA-wide barrier: the producer warps exit below
   if (threadIdx.x < kCwProducerThreads) {
     setmaxnreg_dec<kCwProducerRegs>();

@@ -199,13 +199,14 @@ struct FusedPcSmem {
 
 // Shared memory of the column-warp chunk loop (fused_chunk_loop_cw.cuh): canonical wgmma
 // operands as the copies land them, 1024-byte aligned. k, q and V in 64 x 64 16-bit tiles (64
-// rows x 128 bytes, 128-byte swizzled); T and P lower-packed (LowerPackedTile: 5120 bytes, its
-// four slabs 32-byte swizzled). A 2-stage ring of, per stage, k as two halves (state rows
+// rows x 128 bytes, 128-byte swizzled); T and P as four 32-byte-swizzled slabs of 64 rows x
+// 16 columns, whose zero rows above the diagonal stay zero from the kernel's start and whose
+// other rows the copies of the lower-packed tiles land (LowerPackedTile). A 2-stage ring of, per stage, k as two halves (state rows
 // 0..63, 64..127), the V-block as BV / 64 halves, T and P; then q (two halves, one buffer: a chunk's
 // q is read only by its O product, so the next chunk's q streams in once every math warp's O
 // product is done); then e and
 // f and beta (3 x 64 fp32) of both stages, the mbarriers (stage full x 2, q full, stage empty x 2,
-// q empty) and the output staging tile. 94 KB at BV = 64: two CTAs (16 warps) per SM; 118 KB
+// q empty) and the output staging tile. 106 KB at BV = 64: two CTAs (16 warps) per SM; 130 KB
 // at BV = 128.
 //   The k halves, read k-major (rows = chunk rows = the product's n), are the B operand of
 //   U^T = S16^T K^T; read n-contiguous (rows = depth) they are the B operand K of the state
@@ -216,7 +217,7 @@ struct FusedCwSmem {
   using HalfTile = SwizzledTile16<64>;  // 64 rows x 64 columns: one swizzle-atom column
   static constexpr int kVHalves = BV / 64;
   static constexpr size_t kHalfBytes = HalfTile::bytes(kC);
-  static constexpr size_t kLowerBytes = LowerPackedTile::kBytes;  // T, P
+  static constexpr size_t kLowerBytes = LowerPackedTile::kSmemBytes;  // T, P (zero-prefixed slabs)
   static constexpr size_t kGateBytes = 3 * kC * sizeof(float);
   static constexpr size_t kStageBytes = (2 + kVHalves) * kHalfBytes + 2 * kLowerBytes;
   static constexpr int kStages = 2;
@@ -229,7 +230,9 @@ struct FusedCwSmem {
   static constexpr size_t kOutOffset = (kBarrierOffset + 8 * sizeof(uint64_t) + 1023) / 1024 * 1024;
   static constexpr size_t bytes() { return kOutOffset + kVHalves * kHalfBytes; }
   // What one stage's copies deliver (the full barrier's transaction bytes), and q's.
-  static constexpr uint32_t kStageTxBytes = uint32_t(kStageBytes + kGateBytes);
+  // (T and P deliver only their lower-packed bytes.)
+  static constexpr uint32_t kStageTxBytes =
+      uint32_t((2 + kVHalves) * kHalfBytes + 2 * LowerPackedTile::kBytes + kGateBytes);
   static constexpr uint32_t kQTxBytes = uint32_t(2 * kHalfBytes);
   static_assert(kStageBytes % 1024 == 0 && kHalfBytes % 1024 == 0 && kLowerBytes % 1024 == 0 &&
                     kQOffset % 1024 == 0,

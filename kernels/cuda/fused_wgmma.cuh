@@ -106,36 +106,6 @@ __device__ __forceinline__ uint64_t sw32_desc(uint32_t addr, uint32_t sbo_bytes)
   "}, {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n"                                  \
   "}\n"
 
-// m64nNk16 for N = 48, 32, 16: accumulator %0 .. %(N / 2 - 1), then A, the descriptor, the
-// accumulate flag and trans-b.
-#define GDN_WGMMA_ASM_M64N48(TY)                                                   \
-  "{\n"                                                                            \
-  ".reg .pred p;\n"                                                                \
-  "setp.ne.b32 p, %29, 0;\n"                                                       \
-  "wgmma.mma_async.sync.aligned.m64n48k16.f32." TY "." TY " {"                     \
-  "%0, %1, %2, %3, %4, %5, %6, %7, "                                               \
-  "%8, %9, %10, %11, %12, %13, %14, %15, "                                         \
-  "%16, %17, %18, %19, %20, %21, %22, %23"                                         \
-  "}, {%24, %25, %26, %27}, %28, p, 1, 1, %30;\n"                                  \
-  "}\n"
-#define GDN_WGMMA_ASM_M64N32(TY)                                                   \
-  "{\n"                                                                            \
-  ".reg .pred p;\n"                                                                \
-  "setp.ne.b32 p, %21, 0;\n"                                                       \
-  "wgmma.mma_async.sync.aligned.m64n32k16.f32." TY "." TY " {"                     \
-  "%0, %1, %2, %3, %4, %5, %6, %7, "                                               \
-  "%8, %9, %10, %11, %12, %13, %14, %15"                                           \
-  "}, {%16, %17, %18, %19}, %20, p, 1, 1, %22;\n"                                  \
-  "}\n"
-#define GDN_WGMMA_ASM_M64N16(TY)                                                   \
-  "{\n"                                                                            \
-  ".reg .pred p;\n"                                                                \
-  "setp.ne.b32 p, %13, 0;\n"                                                       \
-  "wgmma.mma_async.sync.aligned.m64n16k16.f32." TY "." TY " {"                     \
-  "%0, %1, %2, %3, %4, %5, %6, %7"                                                 \
-  "}, {%8, %9, %10, %11}, %12, p, 1, 1, %14;\n"                                    \
-  "}\n"
-
 #define GDN_F4(d, j) "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])
 #define GDN_F32(d, j)                                                                    \
   GDN_F4(d, j), GDN_F4(d, j + 1), GDN_F4(d, j + 2), GDN_F4(d, j + 3), GDN_F4(d, j + 4), \
@@ -176,51 +146,8 @@ __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[16][4], const uint32
                    "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
 }
 
-// The k16 step of D (64 x 64, fp32) += A (64 x 16, registers) B (16 x 64, shared, K-major)
-// whose B rows (D's columns) 0 .. 8 kFirst - 1 are zero: only D's columns 8 kFirst .. 63 are
-// formed, as an m64nNk16 product with N = 64 - 8 kFirst into the accumulator blocks d[kFirst ..
-// 7] (block j of the narrower product is block kFirst + j of D), desc_b pointing at B's row
-// 8 kFirst. The columns it skips would each add 16 exact zeros (finite A), so D is the same.
-template <class Elem, int kFirst>
-__device__ __forceinline__ void wgmma_m64_lower_k16(float (&d)[8][4], const uint32_t (&a)[4],
-                                                    uint64_t desc_b, bool accumulate) {
-  static_assert(std::is_same_v<Elem, __nv_bfloat16> || std::is_same_v<Elem, __half>);
-  static_assert(kFirst == 0 || kFirst == 2 || kFirst == 4 || kFirst == 6, "N = 64, 48, 32, 16");
-  constexpr bool kBf16 = std::is_same_v<Elem, __nv_bfloat16>;
-#define GDN_WGMMA_LOWER_ARGS(...)                                                      \
-  : __VA_ARGS__                                                                        \
-  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(int32_t(accumulate)), \
-    "n"(0)
-  if constexpr (kFirst == 0) {
-    wgmma_m64n64k16<Elem, false>(d, a, desc_b, accumulate);
-  } else if constexpr (kFirst == 2) {
-    if constexpr (kBf16)
-      asm volatile(GDN_WGMMA_ASM_M64N48("bf16") GDN_WGMMA_LOWER_ARGS(
-          GDN_F4(d, 2), GDN_F4(d, 3), GDN_F4(d, 4), GDN_F4(d, 5), GDN_F4(d, 6), GDN_F4(d, 7)));
-    else
-      asm volatile(GDN_WGMMA_ASM_M64N48("f16") GDN_WGMMA_LOWER_ARGS(
-          GDN_F4(d, 2), GDN_F4(d, 3), GDN_F4(d, 4), GDN_F4(d, 5), GDN_F4(d, 6), GDN_F4(d, 7)));
-  } else if constexpr (kFirst == 4) {
-    if constexpr (kBf16)
-      asm volatile(GDN_WGMMA_ASM_M64N32("bf16")
-                       GDN_WGMMA_LOWER_ARGS(GDN_F4(d, 4), GDN_F4(d, 5), GDN_F4(d, 6), GDN_F4(d, 7)));
-    else
-      asm volatile(GDN_WGMMA_ASM_M64N32("f16")
-                       GDN_WGMMA_LOWER_ARGS(GDN_F4(d, 4), GDN_F4(d, 5), GDN_F4(d, 6), GDN_F4(d, 7)));
-  } else {
-    if constexpr (kBf16)
-      asm volatile(GDN_WGMMA_ASM_M64N16("bf16") GDN_WGMMA_LOWER_ARGS(GDN_F4(d, 6), GDN_F4(d, 7)));
-    else
-      asm volatile(GDN_WGMMA_ASM_M64N16("f16") GDN_WGMMA_LOWER_ARGS(GDN_F4(d, 6), GDN_F4(d, 7)));
-  }
-#undef GDN_WGMMA_LOWER_ARGS
-}
-
 #undef GDN_F32
 #undef GDN_F4
-#undef GDN_WGMMA_ASM_M64N48
-#undef GDN_WGMMA_ASM_M64N32
-#undef GDN_WGMMA_ASM_M64N16
 #undef GDN_WGMMA_ASM_M64N128
 #undef GDN_WGMMA_ASM_M64N64
 

@@ -1,0 +1,26 @@
+#!/bin/bash
+# CUDA compiler launcher (CMake option GDN_FAIL_ON_WGMMA_SERIALIZATION): runs the compile
+# command given as arguments, passes its messages on, and fails the compile (removing the
+# object it wrote) when ptxas reports that it serialised wgmma: C7510 (wgmma pipeline crossing
+# a function boundary or a device assert) or C7511 (insufficient register resources for the
+# wgmma pipeline). ptxas reports both as "info", the compile otherwise succeeds, and every
+# wgmma of the kernel then waits for the one before it, which made the column-warp loop 30 %
+# slower without a failing test (bench/results/h200_2026-12-01_s12/ab_lower_packed_call1.txt).
+set -u
+messages=$(mktemp)
+trap 'rm -f "$messages"' EXIT
+"$@" 2>"$messages"
+rc=$?
+cat "$messages" >&2
+if grep -qE '\(C751[01]\)' "$messages"; then
+  # The object named after -o: removed so that the next build compiles it again.
+  prev=""
+  for arg in "$@"; do
+    [[ $prev == "-o" ]] && rm -f -- "$arg"
+    prev=$arg
+  done
+  echo "error: ptxas serialised wgmma instructions (see its C7510/C7511 message above); fix the" \
+       "kernel, or configure with -DGDN_FAIL_ON_WGMMA_SERIALIZATION=OFF to build it anyway" >&2
+  exit 1
+fi
+exit $rc
