@@ -222,7 +222,7 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   fp.mode = Mode::Transition;  // pass 1: [M | N] of every segment but the last
   if (err == cudaSuccess) err = launch_loop(fp, c, w.max_segs, 2 * kV, s);
   if (err == cudaSuccess)
-    err = launch_cp_fixup(d, w.seg_first, w.transfer, w.starts, sms, s);
+    err = launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, sms, s);
   fp.mode = Mode::Output;
   fp.ready = nullptr;  // after the fix-up, which completed after pass 1 and so the prepare kernel
   fp.sm_alone = false;

@@ -1,4 +1,5 @@
-// Tensor maps of the column-warp loop's q, k, v (see fused_tensor_maps.cuh). The encoder is the
+// Tensor maps of the column-warp loop's q, k, v and of the CP fix-up's transfer (see
+// fused_tensor_maps.cuh). The encoder is the
 // driver's cuTensorMapEncodeTiled, reached through the runtime's entry-point query so libgdn
 // keeps linking only the runtime.
 #include <cudaTypedefs.h>
@@ -37,6 +38,21 @@ cudaError_t encode_token_tile_map(CUtensorMap* map, const void* base, int heads,
                             3, const_cast<void*>(base), dims, strides, box, elem_strides,
                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+cudaError_t encode_f32_tile_map(CUtensorMap* map, const float* base, int64_t rows, int cols,
+                                int box_rows, int box_cols) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+  if (!encode || rows <= 0 || rows > 0x7fffffff || cols <= 0) return cudaErrorInvalidValue;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * sizeof(float)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(base), dims,
+                            strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 

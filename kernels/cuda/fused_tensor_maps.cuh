@@ -1,7 +1,8 @@
-// Host-side TMA descriptors (tensor maps) of the [tokens, heads, 128] 16-bit inputs q, k, v, as
-// the column-warp chunk loop loads them: boxes of 64 tokens x 1 head x 64 columns, landing as
-// 128-byte swizzled 64 x 64 tiles (the canonical wgmma operand layout); rows past the tensor's
-// end arrive as zeros.
+// Host-side TMA descriptors (tensor maps): the [tokens, heads, 128] 16-bit inputs q, k, v, as
+// the column-warp chunk loop loads them (boxes of 64 tokens x 1 head x 64 columns, landing as
+// 128-byte swizzled 64 x 64 tiles, the canonical wgmma operand layout; rows past the tensor's
+// end arrive as zeros), and the CP transfer [rows, 2 K] fp32 as the fix-up loads it (boxes of
+// rows x columns landing unswizzled, row after row).
 #pragma once
 
 #include <cuda.h>
@@ -23,5 +24,12 @@ inline constexpr int kTmaBoxRows = 64;
 // 16-byte aligned), or tokens exceed kMaxTmaTokens (the variants refuse such problems).
 cudaError_t encode_token_tile_map(CUtensorMap* map, const void* base, int heads, int64_t tokens,
                                   bool bf16);
+
+// Encodes map for base viewed as [rows, cols] fp32 (row-major, rows cols * 4 bytes apart), in
+// boxes of box_rows x box_cols (columns past cols arrive as zeros). cudaErrorInvalidValue when
+// the encoder is unavailable or rejects the view (base not 16-byte aligned, a box side past 256,
+// box_cols * 4 not a multiple of 16, rows past 2^31 - 1).
+cudaError_t encode_f32_tile_map(CUtensorMap* map, const float* base, int64_t rows, int cols,
+                                int box_rows, int box_cols);
 
 }  // namespace gdn::fused
