@@ -76,33 +76,21 @@ size_t fixup_smem_bytes() {
   return c.used;
 }
 
-// A fix-up cluster: the kFixCluster column-block CTAs of one (sequence, v-head) share every
-// M_i. Each loads a quarter of M_i's rows from global memory (L2) and multicasts them into all
-// four CTAs' buffers, so the cluster reads each M_i once instead of four times: the fix-up's
-// steps were bound by these reads (64 KB per CTA and step through cp.async, 128 CTAs, L2 at
-// half its throughput; the chain's halving made no difference: ab_fixup_warps_call8.txt).
-// One tensor-map copy each (row-by-row bulk copies cost a TMA issue each and made the
-// fix-up 3-5 times slower: ab_fixup_copies_call4.txt).
-constexpr int kFixCluster = 4;
-constexpr int kFixMRowsPerCta = kK / kFixCluster;
-
-// Segment i's transfer M (all 128 x 128, with_m: this CTA's kFixMRowsPerCta rows, multicast to
-// the cluster) and its N columns v0 .. v0 + Cols - 1 (this CTA's own) into buffer b, as boxes
-// of the fix-up's tensor maps of the transfer (fixup_maps: M rows of kLdM floats, N rows of
-// kLdH, the padding columns arriving with them), completing on full. One thread: it first
-// announces the bytes that land in this CTA (all of M from the cluster, its N).
+// Segment i's transfer M (all 128 x 128; with_m) and its N columns v0 .. v0 + Cols - 1 into
+// buffer b, as one box of each of the fix-up's tensor maps of the transfer (fixup_maps: M rows
+// of kLdM floats, N rows of kLdH, the padding columns arriving with them), completing on full
+// (one thread). The tensor-map copies took the fix-up of 1x32768 at 16/16 from 19.6 to 17.9 us
+// against every thread's cp.async of 16 bytes (ab_fixup_tma_call5.txt); row-by-row bulk copies,
+// a TMA issue each, were 3-5 times slower (ab_fixup_copies_call4.txt), and clusters of two or
+// four column blocks sharing one multicast copy of M slower too (18.9 and 35.2 us: the steps
+// are not bound by the L2 reads of M).
 template <int Cols>
 __device__ __forceinline__ void load_transfer(const FixupSmem<Cols>& sm, int b, int64_t row0,
                                               int v0, bool with_m, const CUtensorMap& m_map,
-                                              const CUtensorMap& n_map, uint64_t* full,
-                                              uint32_t rank) {
+                                              const CUtensorMap& n_map, uint64_t* full) {
   constexpr uint32_t kMBytes = kK * kLdM * 4, kNBytes = kK * FixupSmem<Cols>::kLdH * 4;
   mbarrier_arrive_expect_tx(full, (with_m ? kMBytes : 0) + kNBytes);
-  if (with_m) {
-    const int r = kFixMRowsPerCta * static_cast<int>(rank);
-    tma_load_2d_multicast(sm.m(b) + r * kLdM, &m_map, 0, static_cast<int>(row0) + r, full,
-                          uint16_t((1u << kFixCluster) - 1));
-  }
+  if (with_m) tma_load_2d(sm.m(b), &m_map, 0, static_cast<int>(row0), full);
   tma_load_2d(sm.n(b), &n_map, kV + v0, static_cast<int>(row0), full);
 }
 
@@ -124,14 +112,13 @@ __device__ __forceinline__ void mh_half_product(float (&acc)[NT][4], const float
   }
 }
 
-// One CTA per (sequence, v-head, Cols-column block), in clusters of kFixCluster column blocks
-// of one (sequence, v-head). The first segment's N began at h0 in pass 1 (load_start_element),
+// One CTA per (sequence, v-head, Cols-column block). The first segment's N began at h0 in pass
+// 1 (load_start_element),
 // so it is the second segment's start as it is (no M product, no M loaded). Step i > first:
 // h = M_i h + N_i (M_i h on the tensor cores with 3xTF32 split operands: fp32 FFMA order of
 // accuracy, chunk_math.cuh; M split once per k-step for the warp's n-tiles), h written as the
 // start of segment i + 1. The transfers are independent of h, so segment i + 1's copies run
-// during step i. A step ends at a cluster barrier: the next step's copies overwrite the buffer
-// this one read in every CTA of the cluster.
+// during step i.
 template <int Cols>
 __global__ void __launch_bounds__(kFixThreads)
     cp_fixup_kernel(Dims d, const int64_t* seg_first, const __grid_constant__ CUtensorMap m_map,
@@ -142,32 +129,28 @@ __global__ void __launch_bounds__(kFixThreads)
   const int h = blockIdx.y;
   const int v0 = blockIdx.z * Cols;
   const int64_t first = seg_first[n], last = seg_first[n + 1];
-  // One segment: its start is h0, read by the main pass. (The same for the whole cluster: its
-  // CTAs share n and h.)
-  if (last - first < 2) return;
+  if (last - first < 2) return;  // one segment: its start is h0, read by the main pass
   extern __shared__ __align__(128) char smem_raw[];  // tensor-map copies land 128-byte aligned
-  __shared__ __align__(8) uint64_t full[2];  // buffer b's copies landed (same offset in every CTA)
+  __shared__ __align__(8) uint64_t full[2];  // buffer b's copies landed
   staged::SmemCarver carver{smem_raw};
   const FixupSmem<Cols> sm = FixupSmem<Cols>::carve(carver);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int row_block = warp % kFixWarpRows, part = warp / kFixWarpRows;
-  const uint32_t rank = cluster_cta_rank();
   if (threadIdx.x == 0) {
     mbarrier_init(&full[0], 1);
     mbarrier_init(&full[1], 1);
     fence_mbarrier_init();
   }
-  cluster_sync();  // every CTA's barriers initialised before any copy of the cluster lands
+  __syncthreads();  // the barriers initialised before any thread waits on them
   const auto row_of = [&](int64_t i) { return (i * d.Hv + h) * kK; };  // transfer row of M_i, N_i
-  if (threadIdx.x == 0) load_transfer(sm, 0, row_of(first), v0, false, m_map, n_map, &full[0], rank);
+  if (threadIdx.x == 0) load_transfer(sm, 0, row_of(first), v0, false, m_map, n_map, &full[0]);
   uint32_t parities = 0;  // bit b: the phase parity of buffer b's next wait
   const int r0 = 16 * row_block;  // this warp's rows
   for (int64_t i = first; i + 1 < last; ++i) {
     const int b = static_cast<int>((i - first) % 2);
-    // The next step's transfer, into the other buffer: free in the whole cluster since the
-    // cluster barrier that ended step i - 1.
+    // The next step's transfer, into the other buffer (free since step i - 1's last barrier).
     if (i + 2 < last && threadIdx.x == 0)
-      load_transfer(sm, 1 - b, row_of(i + 1), v0, true, m_map, n_map, &full[1 - b], rank);
+      load_transfer(sm, 1 - b, row_of(i + 1), v0, true, m_map, n_map, &full[1 - b]);
     mbarrier_wait_parity(&full[b], (parities >> b) & 1u);
     parities ^= 1u << b;
     __syncthreads();  // h of the previous step complete
@@ -181,8 +164,8 @@ __global__ void __launch_bounds__(kFixThreads)
 #pragma unroll
           for (int e = 0; e < 4; ++e) partial[32 * (4 * nt + e)] = acc[nt][e];
     }
-    // N_i's values of this warp's fragment, read before the barrier: past it, the cluster may
-    // refill buffer b with segment i + 2's transfer.
+    // N_i's values of this warp's fragment, read before the barrier: past it, a warp may
+    // start the next step and refill buffer b with segment i + 2's transfer.
     float2 nv[Cols / 8][2];
     if (part == 0)
 #pragma unroll
@@ -191,9 +174,7 @@ __global__ void __launch_bounds__(kFixThreads)
         for (int half = 0; half < 2; ++half)
           nv[nt][half] = *reinterpret_cast<const float2*>(
               sm.n(b) + (r0 + g + 8 * half) * kLdH + 8 * nt + 2 * t);
-    // Every warp's reads of h and of buffer b done in every CTA of the cluster; the partials
-    // written.
-    cluster_sync();
+    __syncthreads();  // every warp's reads of h and of buffer b done; the partials written
     if (part == 1) continue;  // (warp-uniform; it meets the next step's barriers as the others)
     if (i != first)
 #pragma unroll
@@ -212,18 +193,15 @@ __global__ void __launch_bounds__(kFixThreads)
         *reinterpret_cast<float2*>(out + r * kV + c) = next;
       }
   }
-  // Every copy into this CTA has landed (each was waited for); the barrier keeps the CTAs
-  // resident until none of the cluster issues more.
-  cluster_sync();
 }
 
 // The fix-up's tensor maps of transfer [max_segs Hv K rows, 2 K] fp32: boxes of this CTA's
-// M rows x kLdM columns, and of all K rows x kLdH columns (N's, from column K + v0).
+// K rows x kLdM columns (M's and 4 of N's), and of K rows x kLdH columns (N's, from K + v0).
 template <int Cols>
 cudaError_t fixup_maps(const Dims& d, const float* transfer, int64_t max_segs, CUtensorMap* m_map,
                        CUtensorMap* n_map) {
   const int64_t rows = max_segs * d.Hv * kK;
-  cudaError_t err = encode_f32_tile_map(m_map, transfer, rows, 2 * kV, kFixMRowsPerCta, kLdM);
+  cudaError_t err = encode_f32_tile_map(m_map, transfer, rows, 2 * kV, kK, kLdM);
   if (err == cudaSuccess)
     err = encode_f32_tile_map(n_map, transfer, rows, 2 * kV, kK, FixupSmem<Cols>::kLdH);
   return err;
@@ -240,10 +218,9 @@ cudaError_t launch_cp_fixup_cols(const Dims& d, const int64_t* seg_first, const 
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(smem));
   if (err != cudaSuccess) return err;
-  static_assert((kV / Cols) % kFixCluster == 0, "whole clusters of column blocks");
   const dim3 grid(static_cast<unsigned>(d.num_seqs), d.Hv, kV / Cols);
-  return launch_clusters_after_prior(cp_fixup_kernel<Cols>, grid, dim3(1, 1, kFixCluster),
-                                     kFixThreads, smem, stream, d, seg_first, m_map, n_map, starts);
+  return launch_after_prior(cp_fixup_kernel<Cols>, grid, kFixThreads, smem, stream, d, seg_first,
+                            m_map, n_map, starts);
 }
 
 }  // namespace

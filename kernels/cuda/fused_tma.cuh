@@ -1,10 +1,10 @@
 // Thin PTX wrappers of Hopper's bulk-copy engine (TMA) and the shared-memory mbarriers that
-// count its bytes, as the column-warp chunk loop uses them (sm_90a, one CTA, no clusters):
+// count its bytes, as the column-warp chunk loop and the CP fix-up use them (sm_90a, one CTA,
+// no clusters):
 //   a tensor-map tile load (cp.async.bulk.tensor.3d) of a box of a [tokens, heads, 128] 16-bit
 //   input, landing 128-byte swizzled (the tensor map's swizzle mode), and a linear bulk copy
-//   (cp.async.bulk) of a contiguous workspace block, and 2-D tensor-map box loads (also multicast
-//   to the CTAs of a cluster), all completing on an mbarrier as transaction bytes; the
-//   mbarrier's parity wait; the cluster rank and barrier.
+//   (cp.async.bulk) of a contiguous workspace block, and a 2-D tensor-map box load, all
+//   completing on an mbarrier as transaction bytes; the mbarrier's parity wait.
 #pragma once
 
 #include <cuda.h>
@@ -77,33 +77,6 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
       " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(smem_addr(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar))
       : "memory");
-}
-
-// The same box into shared address dst of every CTA of the cluster in cta_mask (bit r: the CTA
-// of rank r), each completing its bytes on the mbarrier at bar's offset in that CTA.
-__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, int c0,
-                                                      int c1, uint64_t* bar, uint16_t cta_mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_addr(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "h"(cta_mask)
-      : "memory");
-}
-
-// This CTA's rank in its cluster.
-__device__ __forceinline__ uint32_t cluster_cta_rank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-
-// A barrier of every thread of every CTA of the cluster (release: this CTA's shared-memory
-// accesses before it are done for the others; acquire: theirs for this one).
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile(
-      "barrier.cluster.arrive.release.aligned;\n"
-      "barrier.cluster.wait.acquire.aligned;\n" ::
-          : "memory");
 }
 
 }  // namespace gdn::fused

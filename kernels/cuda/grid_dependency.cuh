@@ -50,36 +50,22 @@ __device__ __forceinline__ void wait_until_at_least(const int* flag, int target)
       : "memory");
 }
 
-// kernel<<<grid, block, smem, stream>>>(args...) with programmatic stream serialisation, in
-// thread-block clusters of cluster_dims CTAs when that is more than one (the grid a multiple
-// of it); the kernel must call wait_for_prior_grids() before it touches memory an earlier
-// kernel writes.
+// kernel<<<grid, block, smem, stream>>>(args...) with programmatic stream serialisation; the
+// kernel must call wait_for_prior_grids() before it touches memory an earlier kernel writes.
 template <class... Params, class... Args>
-cudaError_t launch_clusters_after_prior(void (*kernel)(Params...), dim3 grid, dim3 cluster_dims,
-                                        dim3 block, size_t smem, cudaStream_t stream,
-                                        Args&&... args) {
-  cudaLaunchAttribute attrs[2]{};
-  attrs[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attrs[0].val.programmaticStreamSerializationAllowed = 1;
-  attrs[1].id = cudaLaunchAttributeClusterDimension;
-  attrs[1].val.clusterDim.x = cluster_dims.x;
-  attrs[1].val.clusterDim.y = cluster_dims.y;
-  attrs[1].val.clusterDim.z = cluster_dims.z;
+cudaError_t launch_after_prior(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+                               cudaStream_t stream, Args&&... args) {
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = smem;
   config.stream = stream;
-  config.attrs = attrs;
-  config.numAttrs = cluster_dims.x * cluster_dims.y * cluster_dims.z > 1 ? 2 : 1;
+  config.attrs = &attr;
+  config.numAttrs = 1;
   return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
-}
-
-template <class... Params, class... Args>
-cudaError_t launch_after_prior(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
-                               cudaStream_t stream, Args&&... args) {
-  return launch_clusters_after_prior(kernel, grid, dim3(1, 1, 1), block, smem, stream,
-                                     std::forward<Args>(args)...);
 }
 
 }  // namespace gdn
