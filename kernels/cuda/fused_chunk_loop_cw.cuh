@@ -13,8 +13,8 @@
 //   (m64n128k16, K read n-contiguous). The B operands (k, q, T, P) are read by the
 //   tensor cores from the TMA-filled ring through 128-byte-swizzle descriptors (T and P:
 //   32-byte swizzle, one slab per depth step, copied lower-packed: wgmma_lower_packed),
-//   once per warpgroup. No product of a chunk crosses warpgroups, and the math warps never meet at a
-//   CTA barrier inside the loop. The 16-bit copies (S16, W', Vd, V') never leave the
+//   once per warpgroup. No product of a chunk crosses warpgroups, and the math warps never
+//   meet at a CTA barrier inside the loop. The 16-bit copies (S16, W', Vd, V') never leave the
 //   registers; a chunk's output is stored (stmatrix into a staging tile, 16-byte rows to
 //   global) while the next chunk's state update runs.
 // The products that do not depend on the state come from the prepare kernel, once per
@@ -38,14 +38,6 @@
 
 namespace gdn::fused {
 
-// TMA loads of chunk `chunk` into ring stage s (one thread): k (two 64-column halves), the
-// V-block (BV / 64 halves), then T, P and e, f, beta of the prepare kernel (contiguous per
-// (chunk, head); T and P written lower-packed, four slab copies each, 5120 bytes in all), all
-// completing on the stage's barrier.
-// Rows past the chunk's end arrive with the next sequence's tokens (zeros past the tensor's
-// end); the consumer zeroes k and V there (zero_past_end).
-// kTransition (CP pass 1): no P (there is no output); with_v false: the M columns, whose v is
-// zero (their V tiles are zeroed once and never loaded).
 // The four slab copies of a lower-packed tile at src into the operand image at dst (rows
 // 16 kk .. 63 of slab kk; the rows above stay zero: zero_lower_packed_prefixes).
 __device__ __forceinline__ void load_lower_packed(uint16_t* dst, const uint16_t* src, uint64_t* bar) {
@@ -74,6 +66,14 @@ __device__ __forceinline__ void zero_lower_packed_prefixes(const FusedCwSmem<BV>
   }
 }
 
+// TMA loads of chunk `chunk` into ring stage s (one thread): k (two 64-column halves), the
+// V-block (BV / 64 halves), then T, P and e, f, beta of the prepare kernel (contiguous per
+// (chunk, head); T and P written lower-packed, four slab copies each, 5120 bytes in all), all
+// completing on the stage's barrier.
+// Rows past the chunk's end arrive with the next sequence's tokens (zeros past the tensor's
+// end); the consumer zeroes k and V there (zero_past_end).
+// kTransition (CP pass 1): no P (there is no output); with_v false: the M columns, whose v is
+// zero (their V tiles are zeroed once and never loaded).
 template <int BV, bool kTransition>
 __device__ __forceinline__ void issue_chunk_loads(const FusedParams& p, const FusedCwSmem<BV>& sm,
                                                   int64_t chunk, int s, int h, int v0, bool with_v) {

@@ -113,12 +113,11 @@ __device__ __forceinline__ void mh_half_product(float (&acc)[NT][4], const float
 }
 
 // One CTA per (sequence, v-head, Cols-column block). The first segment's N began at h0 in pass
-// 1 (load_start_element),
-// so it is the second segment's start as it is (no M product, no M loaded). Step i > first:
-// h = M_i h + N_i (M_i h on the tensor cores with 3xTF32 split operands: fp32 FFMA order of
-// accuracy, chunk_math.cuh; M split once per k-step for the warp's n-tiles), h written as the
-// start of segment i + 1. The transfers are independent of h, so segment i + 1's copies run
-// during step i.
+// 1 (load_start_element), so it is the second segment's start as it is (no M product, no M
+// loaded). Step i > first: h = M_i h + N_i (M_i h on the tensor cores with 3xTF32 split
+// operands: fp32 FFMA order of accuracy, chunk_math.cuh; M split once per k-step for the
+// warp's n-tiles), h written as the start of segment i + 1. The transfers are independent of
+// h, so segment i + 1's copies run during step i.
 template <int Cols>
 __global__ void __launch_bounds__(kFixThreads)
     cp_fixup_kernel(Dims d, const int64_t* seg_first, const __grid_constant__ CUtensorMap m_map,
@@ -195,8 +194,8 @@ __global__ void __launch_bounds__(kFixThreads)
   }
 }
 
-// The fix-up's tensor maps of transfer [max_segs Hv K rows, 2 K] fp32: boxes of this CTA's
-// K rows x kLdM columns (M's and 4 of N's), and of K rows x kLdH columns (N's, from K + v0).
+// The fix-up's tensor maps of transfer [max_segs Hv K rows, 2 K] fp32: boxes of K rows x kLdM
+// columns (M's, and 4 of N's riding along), and of K rows x kLdH columns (N's, from K + v0).
 template <int Cols>
 cudaError_t fixup_maps(const Dims& d, const float* transfer, int64_t max_segs, CUtensorMap* m_map,
                        CUtensorMap* n_map) {

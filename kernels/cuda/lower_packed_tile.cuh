@@ -21,11 +21,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define GDN_HOST_DEVICE __host__ __device__
-#else
-#define GDN_HOST_DEVICE
-#endif
+#include "host_device.cuh"
 
 namespace gdn::fused {
 
@@ -70,5 +66,3 @@ static_assert(LowerPackedTile::slab_offset(3) % LowerPackedTile::kAtomBytes == 0
               "every slab starts on a swizzle atom");
 
 }  // namespace gdn::fused
-
-#undef GDN_HOST_DEVICE

@@ -7,11 +7,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define GDN_HOST_DEVICE __host__ __device__
-#else
-#define GDN_HOST_DEVICE
-#endif
+#include "host_device.cuh"
 
 namespace gdn::staged {
 
@@ -35,5 +31,3 @@ GDN_HOST_DEVICE inline bool chunk_of_slot(int64_t slot, const int64_t* bounds, i
 }
 
 }  // namespace gdn::staged
-
-#undef GDN_HOST_DEVICE
