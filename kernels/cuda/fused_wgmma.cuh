@@ -59,6 +59,15 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[N][4]) {
     for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(d[j][e])::"memory");
 }
 
+// A shared-memory matrix descriptor (PTX ISA, wgmma matrix descriptor): the start address,
+// the leading and stride byte offsets (16-byte units, 14 bits each) and the swizzle mode in
+// bits 62-63 (1: 128-byte, 3: 32-byte).
+__device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t lbo_bytes, uint32_t sbo_bytes,
+                                              uint32_t swizzle_mode) {
+  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(lbo_bytes >> 4) << 16) |
+         (uint64_t(sbo_bytes >> 4) << 32) | (uint64_t(swizzle_mode) << 62);
+}
+
 // Descriptor of a 128-byte-swizzled operand at shared byte address `addr` (the atom grid
 // 1024-byte aligned; addr may step inside a row by 32-byte k16 slices, as CUTLASS does).
 //   K-major (rows = the product's n, 64 elements of depth per 128-byte row): sbo = the stride
@@ -66,16 +75,14 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[N][4]) {
 //   MN-major (rows = depth, 64 n-elements per row): lbo = the stride between 64-element
 //     n blocks, sbo = the stride of 8-row depth groups.
 __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
-  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(lbo_bytes >> 4) << 16) |
-         (uint64_t(sbo_bytes >> 4) << 32) | (uint64_t(1) << 62);
+  return smem_desc(addr, lbo_bytes, sbo_bytes, 1);
 }
 
 // Descriptor of a 32-byte-swizzled K-major operand at shared byte address `addr` (on a
 // 256-byte atom boundary): 8-row x 32-byte atoms, sbo = the stride of 8-row groups (256 for
-// consecutive rows); lbo unused (1): one k16 step is the atom's whole width.
+// consecutive rows); lbo unused (16 bytes): one k16 step is the atom's whole width.
 __device__ __forceinline__ uint64_t sw32_desc(uint32_t addr, uint32_t sbo_bytes) {
-  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(sbo_bytes >> 4) << 32) |
-         (uint64_t(3) << 62);
+  return smem_desc(addr, 16, sbo_bytes, 3);
 }
 
 #define GDN_WGMMA_ASM_M64N64(TY)                                                   \
