@@ -469,6 +469,8 @@ __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
   // (p.ready), only its per-chunk counts order the reads; the grids before it completed before
   // it let this grid launch, and the wait moves to the exits.
   if (!p.ready) wait_for_prior_grids();
+  // (after the wait: the tail prepare reads what the grids before this one wrote)
+  if (p.early_dependents) allow_dependents_to_launch();
   // One flat grid, the V-block fastest, then the head: the CTAs that read the same k, q
   // (a GQA group's heads) and the same T, P (the V-blocks of one head) are launched together
   // and stream them through L2 at the same pace instead of fetching them from DRAM again a

@@ -96,6 +96,10 @@ struct FusedParams {
   // follows) as its output, and the main pass skips it (cp_first_segment.hpp). Both passes
   // read it.
   bool first_in_pass1;
+  // CP pass 1 followed by the tail of a split prepare (prepare_tail.hpp,
+  // staged::ChunkWorkspace::beside_loop): every CTA lets the dependent grid launch as soon as it
+  // has started, so that the tail's CTAs take the room pass 1's last wave leaves.
+  bool early_dependents;
   const Segment* segs;  // nullptr: one segment per sequence (no CP)
   const float* starts;  // CP: corrected start states
   float* transfer;      // CP pass 1 output

@@ -7,6 +7,7 @@
 #include "fused_run.cuh"
 #include "fused_tensor_maps.cuh"
 #include "prepare_overlap.hpp"
+#include "prepare_tail.hpp"
 #include "staged_kernels.cuh"
 #include "staged_run.cuh"
 
@@ -157,12 +158,18 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
       prepare_overlap_mode(c, d.num_seqs, d.max_chunks, d.Hv, sms, prepare_overlap_setting());
   int* const ready = overlap != OverlapMode::None ? w.ready : nullptr;
   const bool exclusive = overlap == OverlapMode::Exclusive;
+  // Or the prepare split around CP pass 1: chunks [0, tail_begin) before it, the rest (the
+  // last segment's, read by the main pass alone) beside its last wave (0: no split).
+  const int64_t tail_begin = prepare_tail_begin(c, d.num_seqs, d.max_chunks, d.Hv, sms, overlap,
+                                                prepare_tail_setting());
   // The segment table depends only on the chunk table: built with it before the prepare
   // kernel, so that CP pass 1 can follow the prepare kernel directly (and launch beside it).
-  cudaError_t err = build_tables(p, d, c.cp_segment_chunks, w.chunk_first, w.table, ready,
-                                 w.seg_first, w.segs, w.max_segs, s);
+  // The counts and claims are zeroed for either use (the tail's queue is a claim).
+  cudaError_t err = build_tables(p, d, c.cp_segment_chunks, w.chunk_first, w.table,
+                                 tail_begin > 0 ? w.ready : ready, w.seg_first, w.segs,
+                                 w.max_segs, s);
+  staged::FwdParams prep{};
   if (err == cudaSuccess && d.max_chunks > 0) {
-    staged::FwdParams prep{};
     prep.d = d;
     prep.q = a.q;
     prep.k = a.k;
@@ -184,6 +191,7 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
           static_cast<int>(first_loop_ctas(c, d.num_seqs, d.max_chunks, d.Hv));
     }
     if (ready) set_prepare_order(prep.ws, d, c.cp_segment_chunks, w);
+    if (tail_begin > 0) prep.ws.chunk_end = tail_begin;
     err = staged::launch_prepare(prep, sms, s);
   }
   FusedParams fp{};
@@ -220,11 +228,22 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   fp.transfer = w.transfer;
   fp.starts = w.starts;
   fp.mode = Mode::Transition;  // pass 1: [M | N] of every segment but the last
+  fp.early_dependents = tail_begin > 0;
   if (err == cudaSuccess) err = launch_loop(fp, c, w.max_segs, 2 * kV, s);
+  fp.early_dependents = false;
+  if (err == cudaSuccess && tail_begin > 0) {  // the tail prepare, beside pass 1's last wave
+    prep.ws.chunk_begin = tail_begin;
+    prep.ws.chunk_end = -1;
+    prep.ws.claims = w.ready + d.max_chunks;
+    prep.ws.beside_loop = true;
+    err = staged::launch_prepare(prep, sms, s);
+  }
   if (err == cudaSuccess)
     err = launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, sms, s);
   fp.mode = Mode::Output;
-  fp.ready = nullptr;  // after the fix-up, which completed after pass 1 and so the prepare kernel
+  // After the fix-up, which completed after pass 1 and so the prepare kernel (and after the
+  // tail prepare, which completed after pass 1).
+  fp.ready = nullptr;
   fp.sm_alone = false;
   if (err == cudaSuccess) err = launch_loop(fp, c, w.max_segs, kV, s);
   return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;

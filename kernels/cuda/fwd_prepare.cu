@@ -498,11 +498,14 @@ __device__ unsigned next_queued_item(const ChunkWorkspace& ws) {
 // exit at once (claim_sm_for_work), and the others take the items in the same order from a
 // shared queue (a fixed stride would lose the items of the CTAs that left).
 // Elem: the 16-bit input dtype (d.in_bf16), one instance each, chosen at launch.
+// With p.ws.beside_loop (the tail grid of a prepare split around CP pass 1) the CTAs start at
+// once, take the items of chunks [chunk_begin, chunk_end) from the shared queue and wait for
+// the prior grids (pass 1) only before they exit (ChunkWorkspace::beside_loop).
 template <class Elem>
 __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int heads, unsigned runs,
                                                                   RunIndex run) {
-  wait_for_prior_grids();
   const ChunkWorkspace& ws = p.ws;
+  if (!ws.beside_loop) wait_for_prior_grids();
   bool ordered = false;
   int64_t unit_chunks = 0;
   if (ws.ready) {
@@ -513,18 +516,22 @@ __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int h
       ordered = order_by_unit(ws.order_units, unit_chunks, ws.chunk_first[p.d.num_seqs]);
     }
   }
-  const int64_t slots = ordered ? ws.order_units * unit_chunks : p.d.max_chunks;
+  // (launch_prepare resolved chunk_end < 0 to the table's end)
+  const int64_t slots = ordered ? ws.order_units * unit_chunks : ws.chunk_end - ws.chunk_begin;
   const int64_t items = slots * runs;
-  const bool queued = ws.ready && ws.claims;
+  const bool queued = (ws.ready || ws.beside_loop) && ws.claims;
   for (int64_t item = queued ? next_queued_item(ws) : blockIdx.x; item < items;
        item = queued ? next_queued_item(ws) : item + gridDim.x) {
     const int64_t slot = item / runs;
     const int h0 = static_cast<int>(item - slot * runs) * heads;
-    int64_t chunk = slot;
+    int64_t chunk = ws.chunk_begin + slot;
     if (ordered && !chunk_of_slot(slot, ws.order_bounds, ws.order_stride, ws.order_units, chunk))
       continue;  // past its unit's end (uniform over the CTA)
     prepare_item<Elem>(p, heads, run, static_cast<int>(chunk), h0);
   }
+  // Beside pass 1: this grid completes only after pass 1 has (what follows in the stream waits
+  // for this grid alone).
+  if (ws.beside_loop) wait_for_prior_grids();
 }
 
 // CTAs per SM of the persistent grid (p.ws.ready set): two of 55 KB and at most 64 registers x
@@ -567,7 +574,13 @@ int device_sm_count() {
   return sms > 0 ? sms : 132;
 }
 
-cudaError_t launch_prepare(const FwdParams& p, int sms, cudaStream_t stream) {
+cudaError_t launch_prepare(const FwdParams& params, int sms, cudaStream_t stream) {
+  FwdParams p = params;
+  if (p.ws.chunk_end < 0) p.ws.chunk_end = p.d.max_chunks;
+  if (p.ws.chunk_begin < 0 || p.ws.chunk_begin > p.ws.chunk_end || p.ws.chunk_end > p.d.max_chunks ||
+      (p.ws.beside_loop && (p.ws.ready || !p.ws.claims)))
+    return cudaErrorInvalidValue;
+  if (p.ws.chunk_begin == p.ws.chunk_end) return cudaSuccess;  // nothing to prepare
   const size_t smem = prepare_smem_bytes();
   const auto kernel = p.d.in_bf16 ? prepare_kernel<__nv_bfloat16> : prepare_kernel<__half>;
   // 55 KB per CTA: the full shared carveout keeps four CTAs (32 warps) on an SM.
@@ -575,9 +588,20 @@ cudaError_t launch_prepare(const FwdParams& p, int sms, cudaStream_t stream) {
                                                  Carveout::MaxShared);
   if (err != cudaSuccess) return err;
   // (chunk, head) indices stay below 2^31 (int in the kernel), and so does gridDim.x.
-  const int64_t pairs = p.d.max_chunks * int64_t(p.d.Hv);
-  if (pairs > int64_t(INT32_MAX)) return cudaErrorInvalidConfiguration;
+  if (p.d.max_chunks * int64_t(p.d.Hv) > int64_t(INT32_MAX)) return cudaErrorInvalidConfiguration;
+  const int64_t pairs = (p.ws.chunk_end - p.ws.chunk_begin) * int64_t(p.d.Hv);
   const int64_t sm_count = sms > 0 ? sms : 132;
+  if (p.ws.beside_loop) {
+    // Beside pass 1: two CTAs fit beside a 64-column loop CTA, four on an SM it left; the grid
+    // holds four per SM (or one per item), and those that land only as pass 1 drains find the
+    // queue short or empty.
+    const int heads = heads_per_cta(p.d, kPersistentCtasPerSm * sm_count);
+    const int64_t items = pairs / heads;
+    const int64_t ctas = std::min<int64_t>(items, 4 * sm_count);
+    return launch_after_prior(kernel, static_cast<unsigned>(ctas), kThreads, smem, stream, p,
+                              heads, static_cast<unsigned>(p.d.Hv / heads),
+                              RunIndex{RunIndex::multiplier(heads)});
+  }
   // Resident CTAs that work: four per SM, two per SM beside a loop CTA (shared overlap), four
   // per SM on the SMs not reserved for the loop (exclusive).
   const bool exclusive = p.ws.ready && p.ws.claims;

@@ -72,6 +72,21 @@ struct ChunkWorkspace {
   int order_stride = 0;
   int64_t order_units = 0;
   int order_unit_chunks = 0;
+  // The chunks of the table the prepare kernel runs when not ordered: [chunk_begin,
+  // chunk_end), chunk_end < 0 for the table's end. The fused forward splits them around CP
+  // pass 1 (fused_run.cu, prepare_tail.hpp).
+  int64_t chunk_begin = 0;
+  int64_t chunk_end = -1;
+  // The tail grid of that split (with claims set; ready is not): launched after CP pass 1 as
+  // its programmatic dependent, which lets it launch once every pass-1 CTA has started
+  // (fused::FusedParams::early_dependents). Its inputs were complete before pass 1 started
+  // (pass 1 waited for the first prepare grid, which waited for the tables and the caller's
+  // kernels), so it does not wait for the prior grids before its work. Its CTAs become
+  // resident at different times (beside pass 1's last wave first, the rest as pass 1 drains),
+  // so they take items from the shared queue (claims[kClaimNextItem]); and they wait for pass
+  // 1 to complete before they exit, so that the fix-up, which waits for this grid alone, finds
+  // both complete.
+  bool beside_loop = false;
   float* states = nullptr;
   float* vnew = nullptr;
 };

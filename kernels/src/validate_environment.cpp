@@ -3,6 +3,7 @@
 
 #include "cp_first_segment.hpp"
 #include "prepare_overlap.hpp"
+#include "prepare_tail.hpp"
 #include "status.hpp"
 #include "validation.hpp"
 
@@ -28,9 +29,14 @@ gdn_status validate_environment(std::string_view where) {
       "unset, empty, 0 (never overlap the prepare kernel), 1 (shared overlap wherever the "
       "kernel can) or 2 (exclusive overlap wherever it fits)");
   if (overlap != GDN_OK) return overlap;
-  return check_variable(where, fused::kCpFirstSegmentEnv, fused::parse_cp_first_segment,
-                        "unset, empty, 0 (CP pass 1 never runs a first segment's output) or 1 "
-                        "(always, with the column-warp loop)");
+  const gdn_status first = check_variable(
+      where, fused::kCpFirstSegmentEnv, fused::parse_cp_first_segment,
+      "unset, empty, 0 (CP pass 1 never runs a first segment's output) or 1 (always, with the "
+      "column-warp loop)");
+  if (first != GDN_OK) return first;
+  return check_variable(where, fused::kPrepareTailEnv, fused::parse_prepare_tail,
+                        "unset, empty, 0 (never split the prepare kernel around CP pass 1) or 1 "
+                        "(wherever it can: one sequence, the 64-column column-warp loop, CP)");
 }
 
 }  // namespace gdn::detail

@@ -29,8 +29,8 @@ gdn_status validate_index_ranges(const gdn_problem& p, int64_t num_seqs, std::st
 
 // Pointer rules of the argument structs (the problem must already be valid).
 // The environment variables that change how the library runs (GDN_PREPARE_OVERLAP,
-// GDN_CP_FIRST_SEGMENT): a value outside their documented set is rejected, naming the
-// variable, the values it takes and the value given.
+// GDN_CP_FIRST_SEGMENT, GDN_PREPARE_TAIL): a value outside their documented set is rejected,
+// naming the variable, the values it takes and the value given.
 gdn_status validate_environment(std::string_view where);
 
 gdn_status validate_fwd_args(const gdn_problem& p, const gdn_fwd_args* a, const ProblemFacts& f,

@@ -1,6 +1,6 @@
 // Sets an environment variable for one scope (nullptr: unsets it) and restores what was there:
 // the GPU tests that run one variant under each value of a library override
-// (GDN_PREPARE_OVERLAP, GDN_CP_FIRST_SEGMENT).
+// (GDN_PREPARE_OVERLAP, GDN_CP_FIRST_SEGMENT, GDN_PREPARE_TAIL).
 #pragma once
 
 #include <cstdlib>

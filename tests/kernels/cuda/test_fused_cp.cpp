@@ -3,10 +3,13 @@
 // packed batches whose sequences span many segments (lengths 0, 1, partial last chunks), in
 // both state layouts, with and without h0; the column-warp ones also with each sequence's
 // first segment run in pass 1 (GDN_CP_FIRST_SEGMENT=1; the rule takes it only for long
-// single sequences with many heads).
+// single sequences with many heads), and the 64-column ones on single sequences also with the
+// prepare split around pass 1 (GDN_PREPARE_TAIL=1: the last segment's chunks prepared beside
+// pass 1; the rule takes it only where pass 1 has more than one wave).
 #include <gtest/gtest.h>
 
 #include <map>
+#include <utility>
 
 #include "device_harness.hpp"
 #include "scoped_env.hpp"
@@ -21,6 +24,7 @@ struct CpCase {
   std::string name;
   ref::Shape shape;
   bool with_h0;
+  bool one_sequence = false;  // the prepare split around pass 1 can run (prepare_tail.hpp)
 };
 
 std::vector<CpCase> cp_cases() {
@@ -31,11 +35,14 @@ std::vector<CpCase> cp_cases() {
   ref::Shape ragged_vk = ragged;
   ragged_vk.layout = ref::StateLayout::VK;
   cases.push_back({"ragged_vk_no_h0", ragged_vk, false});
-  cases.push_back({"long_8192_gva4", dense_shape(1, 8192, 1, 4, 128, 128), true});
+  cases.push_back({"long_8192_gva4", dense_shape(1, 8192, 1, 4, 128, 128), true, true});
   cases.push_back({"batch2_2100", dense_shape(2, 2100, 2, 2, 128, 128), true});
   // The fix-up's column widths (fixup_cols, 132 SMs): the ragged batch takes 32 columns, the
   // long sequence and the batch of two take 8, and 16 v-heads of one sequence take 16.
-  cases.push_back({"heads16_2048", dense_shape(1, 2048, 4, 16, 128, 128), true});
+  cases.push_back({"heads16_2048", dense_shape(1, 2048, 4, 16, 128, 128), true, true});
+  // One sequence ending in a partial chunk (47 chunks: the tail prepare's last item is short),
+  // without h0.
+  cases.push_back({"one_seq_3000_no_h0", dense_shape(1, 3000, 2, 4, 128, 128), false, true});
   return cases;
 }
 
@@ -69,10 +76,15 @@ TEST(FusedContextParallel, MatchesOracleAndNonCpPath) {
     const DeviceCase dc(c, i % 2 == 1);
     std::map<const Variant*, DeviceFwdResult> twins;
     for (const Variant* v : cp_variants)
-      for (const char* first_segment : {"0", "1"}) {
-      if (first_segment[0] == '1' && v->config().roles != WarpRoles::ColumnWarps) continue;
+      for (const auto& [first_segment, tail] :
+           {std::pair{"0", "0"}, std::pair{"1", "0"}, std::pair{"0", "1"}, std::pair{"1", "1"}}) {
+      const bool cw = v->config().roles == WarpRoles::ColumnWarps;
+      if (first_segment[0] == '1' && !cw) continue;
+      if (tail[0] == '1' && !(cw && v->config().block_v == 64 && cases[i].one_sequence)) continue;
       const ScopedEnv setting("GDN_CP_FIRST_SEGMENT", first_segment);
-      SCOPED_TRACE(v->name() + " on " + cases[i].name + ", GDN_CP_FIRST_SEGMENT=" + first_segment);
+      const ScopedEnv tail_setting("GDN_PREPARE_TAIL", tail);
+      SCOPED_TRACE(v->name() + " on " + cases[i].name + ", GDN_CP_FIRST_SEGMENT=" + first_segment +
+                   ", GDN_PREPARE_TAIL=" + tail);
       ASSERT_TRUE(v->can_implement(dc.problem).ok) << v->can_implement(dc.problem).reason;
       const Variant* twin = non_cp_twin(*v);
       ASSERT_NE(twin, nullptr) << "no non-CP fused variant with block_v " << v->config().block_v;
@@ -94,8 +106,10 @@ TEST(FusedContextParallel, MatchesOracleAndNonCpPath) {
       if (!base.ht.empty()) {
         const OutputCheck ht = check_output("ht_vs_noncp", got.out.ht, to_double(base.ht), 5e-3);
         EXPECT_TRUE(ht.passed()) << ht.describe();
-        std::printf("  %s %s (first segment in pass 1: %s): o vs non-CP %.2e, ht vs non-CP %.2e\n",
-                    cases[i].name.c_str(), v->name().c_str(), first_segment, o.rel_rms, ht.rel_rms);
+        std::printf("  %s %s (first segment in pass 1: %s, prepare tail: %s): o vs non-CP %.2e, "
+                    "ht vs non-CP %.2e\n",
+                    cases[i].name.c_str(), v->name().c_str(), first_segment, tail, o.rel_rms,
+                    ht.rel_rms);
       }
       const FwdRun again = run_forward(*v, dc);
       EXPECT_TRUE(same_bits(got.out, again.out)) << "rerun differs: not deterministic";

@@ -123,6 +123,24 @@ TEST(EntryPoints, RejectAnInvalidCpFirstSegmentSetting) {
     unsetenv("GDN_CP_FIRST_SEGMENT");
 }
 
+// GDN_PREPARE_TAIL takes unset, empty, 0 or 1, checked the same way.
+TEST(EntryPoints, RejectAnInvalidPrepareTailSetting) {
+  const char* saved = std::getenv("GDN_PREPARE_TAIL");
+  const std::string restore = saved ? saved : "";
+  const gdn_problem p = valid_batched_problem();
+  const gdn_fwd_args fwd = valid_fwd_args();
+  for (const char* bad : {"2", "yes", "10"}) {
+    ASSERT_EQ(setenv("GDN_PREPARE_TAIL", bad, 1), 0);
+    EXPECT_TRUE(fails_with(gdn_fwd(&p, &fwd, nullptr), GDN_ERROR_INVALID_ARGUMENT,
+                           {"gdn_fwd", "GDN_PREPARE_TAIL", "0 (never split",
+                            std::string("\"") + bad + "\""}));
+  }
+  if (saved)
+    setenv("GDN_PREPARE_TAIL", restore.c_str(), 1);
+  else
+    unsetenv("GDN_PREPARE_TAIL");
+}
+
 TEST(EntryPoints, WorkspaceSizeOfAnInvalidProblemIsZeroWithAMessage) {
   gdn_problem p = valid_batched_problem();
   p.Hv = 5;

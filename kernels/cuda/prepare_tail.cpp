@@ -1,0 +1,33 @@
+// The prepare-tail rule and its environment override (prepare_tail.hpp).
+#include "prepare_tail.hpp"
+
+#include <cstdlib>
+
+#include "env_setting.hpp"
+
+namespace gdn::fused {
+
+std::optional<PrepareTailSetting> parse_prepare_tail(const char* value) {
+  return parse_env_setting(value, PrepareTailSetting::Rule,
+                           {{"0", PrepareTailSetting::Off}, {"1", PrepareTailSetting::On}});
+}
+
+PrepareTailSetting prepare_tail_setting() {
+  return parse_prepare_tail(std::getenv(kPrepareTailEnv)).value_or(PrepareTailSetting::Rule);
+}
+
+int64_t prepare_tail_begin(const KernelConfig& c, int64_t num_seqs, int64_t max_chunks, int64_t hv,
+                           int sms, OverlapMode overlap, PrepareTailSetting setting) {
+  const int64_t cp = c.cp_segment_chunks;
+  const bool can = c.family == Family::Fused && c.roles == WarpRoles::ColumnWarps &&
+                   c.block_v == 64 && cp > 0 && overlap == OverlapMode::None && num_seqs == 1 &&
+                   max_chunks > cp;
+  if (!can || setting == PrepareTailSetting::Off) return 0;
+  const int64_t tail_begin = (max_chunks + cp - 1) / cp * cp - cp;  // the last segment's first chunk
+  if (setting == PrepareTailSetting::On) return tail_begin;
+  // Two 64-column loop CTAs per SM (fused_params.cuh, cw_ctas_per_sm).
+  const int64_t wave = 2 * int64_t(sms > 0 ? sms : 132);
+  return first_loop_ctas(c, num_seqs, max_chunks, hv) > wave ? tail_begin : 0;
+}
+
+}  // namespace gdn::fused

@@ -1,0 +1,72 @@
+// The prepare-tail rule (prepare_tail.hpp) and its environment override, host only: the split
+// chunk is the first of the one sequence's last segment, only for the 64-column column-warp
+// loop with CP after a non-overlapped prepare; the rule asks for a pass 1 of more than one
+// wave; GDN_PREPARE_TAIL takes only its documented values.
+#include <gtest/gtest.h>
+
+#include "prepare_tail.hpp"
+
+namespace gdn::fused {
+namespace {
+
+constexpr PrepareTailSetting kRule = PrepareTailSetting::Rule;
+constexpr OverlapMode kNone = OverlapMode::None;
+
+KernelConfig config(WarpRoles roles, int block_v, int cp) {
+  KernelConfig c;
+  c.family = Family::Fused;
+  c.roles = roles;
+  c.block_v = block_v;
+  c.cp_segment_chunks = cp;
+  return c;
+}
+
+TEST(PrepareTail, SplitsAtTheLastSegmentOfALongPassOne) {
+  const KernelConfig cw64 = config(WarpRoles::ColumnWarps, 64, 64);
+  // 1 x 32768 at 16/16 in 64-chunk segments: 416 pass-1 CTAs over 2 x 132; the last segment
+  // is chunks 448 .. 511.
+  EXPECT_EQ(prepare_tail_begin(cw64, 1, 512, 16, 132, kNone, kRule), 448);
+  // A partial last segment (500 chunks): it starts at 448 all the same.
+  EXPECT_EQ(prepare_tail_begin(cw64, 1, 500, 16, 132, kNone, kRule), 448);
+  // Exactly one chunk past a segment boundary: the last segment is that chunk alone.
+  EXPECT_EQ(prepare_tail_begin(cw64, 1, 449, 16, 132, kNone, PrepareTailSetting::On), 448);
+  // 1 x 32768 at 2/8: 208 pass-1 CTAs, one wave: not by the rule, yes when asked for.
+  ASSERT_EQ(first_loop_ctas(cw64, 1, 512, 8), 208);
+  EXPECT_EQ(prepare_tail_begin(cw64, 1, 512, 8, 132, kNone, kRule), 0);
+  EXPECT_EQ(prepare_tail_begin(cw64, 1, 512, 8, 132, kNone, PrepareTailSetting::On), 448);
+  // A GPU of 208 SMs holds the 416 CTAs in one wave.
+  EXPECT_EQ(prepare_tail_begin(cw64, 1, 512, 16, 208, kNone, kRule), 0);
+}
+
+TEST(PrepareTail, NeverWhereItCannotRunWhateverTheSetting) {
+  for (const PrepareTailSetting s : {kRule, PrepareTailSetting::On}) {
+    const KernelConfig cw64 = config(WarpRoles::ColumnWarps, 64, 64);
+    EXPECT_EQ(prepare_tail_begin(config(WarpRoles::ColumnWarps, 64, 0), 1, 512, 16, 132, kNone, s), 0);
+    EXPECT_EQ(prepare_tail_begin(config(WarpRoles::ColumnWarps, 128, 64), 1, 512, 16, 132, kNone, s), 0);
+    EXPECT_EQ(prepare_tail_begin(config(WarpRoles::ProducerConsumer, 64, 64), 1, 512, 16, 132, kNone, s), 0);
+    EXPECT_EQ(prepare_tail_begin(config(WarpRoles::Cooperative, 64, 64), 1, 512, 16, 132, kNone, s), 0);
+    KernelConfig staged = cw64;
+    staged.family = Family::Staged;
+    EXPECT_EQ(prepare_tail_begin(staged, 1, 512, 16, 132, kNone, s), 0);
+    // Beside an overlapped prepare, for more than one sequence, or for one segment.
+    EXPECT_EQ(prepare_tail_begin(cw64, 1, 512, 16, 132, OverlapMode::Shared, s), 0);
+    EXPECT_EQ(prepare_tail_begin(cw64, 1, 512, 16, 132, OverlapMode::Exclusive, s), 0);
+    EXPECT_EQ(prepare_tail_begin(cw64, 2, 1024, 16, 132, kNone, s), 0);
+    EXPECT_EQ(prepare_tail_begin(cw64, 1, 64, 16, 132, kNone, s), 0);
+  }
+  EXPECT_EQ(prepare_tail_begin(config(WarpRoles::ColumnWarps, 64, 64), 1, 512, 16, 132, kNone,
+                               PrepareTailSetting::Off),
+            0);
+}
+
+TEST(PrepareTail, ParsesTheDocumentedValuesOnly) {
+  EXPECT_EQ(parse_prepare_tail(nullptr), kRule);
+  EXPECT_EQ(parse_prepare_tail(""), kRule);
+  EXPECT_EQ(parse_prepare_tail("0"), PrepareTailSetting::Off);
+  EXPECT_EQ(parse_prepare_tail("1"), PrepareTailSetting::On);
+  for (const char* bad : {"2", "on", "00", " 1", "true", "-1"})
+    EXPECT_FALSE(parse_prepare_tail(bad).has_value()) << bad;
+}
+
+}  // namespace
+}  // namespace gdn::fused
