@@ -27,7 +27,10 @@ int64_t prepare_tail_begin(const KernelConfig& c, int64_t num_seqs, int64_t max_
   if (setting == PrepareTailSetting::On) return tail_begin;
   // Two 64-column loop CTAs per SM (fused_params.cuh, cw_ctas_per_sm).
   const int64_t wave = 2 * int64_t(sms > 0 ? sms : 132);
-  return first_loop_ctas(c, num_seqs, max_chunks, hv) > wave ? tail_begin : 0;
+  const int64_t ctas = first_loop_ctas(c, num_seqs, max_chunks, hv);
+  if (ctas <= 0) return 0;
+  const int64_t free_slots = (ctas + wave - 1) / wave * wave - ctas;  // in pass 1's last wave
+  return free_slots * kTailMinFreeSlotsDivisor >= wave ? tail_begin : 0;
 }
 
 }  // namespace gdn::fused
