@@ -1,21 +1,9 @@
-// The first-segment rule and its environment override (cp_first_segment.hpp).
+// The first-segment rule (cp_first_segment.hpp).
 #include "cp_first_segment.hpp"
 
-#include <cstdlib>
-
-#include "env_setting.hpp"
 #include "prepare_overlap.hpp"  // first_loop_ctas: CP pass 1's working CTAs
 
 namespace gdn::fused {
-
-std::optional<FirstSegmentSetting> parse_cp_first_segment(const char* value) {
-  return parse_env_setting(value, FirstSegmentSetting::Rule,
-                           {{"0", FirstSegmentSetting::Off}, {"1", FirstSegmentSetting::On}});
-}
-
-FirstSegmentSetting cp_first_segment_setting() {
-  return parse_cp_first_segment(std::getenv(kCpFirstSegmentEnv)).value_or(FirstSegmentSetting::Rule);
-}
 
 bool first_segment_in_pass1(const KernelConfig& c, int64_t num_seqs, int64_t max_chunks,
                             int64_t hv, int sms, FirstSegmentSetting setting) {

@@ -7,20 +7,19 @@
 #include <cstdint>
 #include <optional>
 
+#include "env_setting.hpp"
 #include "gdn/variant_config.hpp"
 
 namespace gdn::fused {
 
-// GDN_CP_FIRST_SEGMENT, a benchmarking and testing override of the rule: unset or empty: the
-// rule; "0": never; "1": wherever the column-warp loop runs CP.
-enum class FirstSegmentSetting { Rule, Off, On };
+// GDN_CP_FIRST_SEGMENT, a benchmarking and testing override of the rule (an OnOffSetting:
+// "1": wherever the column-warp loop runs CP).
+using FirstSegmentSetting = OnOffSetting;
 inline constexpr const char* kCpFirstSegmentEnv = "GDN_CP_FIRST_SEGMENT";
-
-// The setting a value of the variable names (nullptr: unset); nullopt for any other value.
-std::optional<FirstSegmentSetting> parse_cp_first_segment(const char* value);
-
-// The variable's setting now; an invalid value reads as the rule (gdn_fwd rejects it first).
-FirstSegmentSetting cp_first_segment_setting();
+inline std::optional<FirstSegmentSetting> parse_cp_first_segment(const char* value) {
+  return parse_on_off(value);
+}
+inline FirstSegmentSetting cp_first_segment_setting() { return on_off_setting(kCpFirstSegmentEnv); }
 
 // The rule. The Output loop takes longer per chunk than the transition loop, so the first
 // segments' CTAs outlast the others when pass 1 is one wave: measured (session 10 call 8,

@@ -1,20 +1,7 @@
-// The prepare-tail rule and its environment override (prepare_tail.hpp).
+// The prepare-tail rule (prepare_tail.hpp).
 #include "prepare_tail.hpp"
 
-#include <cstdlib>
-
-#include "env_setting.hpp"
-
 namespace gdn::fused {
-
-std::optional<PrepareTailSetting> parse_prepare_tail(const char* value) {
-  return parse_env_setting(value, PrepareTailSetting::Rule,
-                           {{"0", PrepareTailSetting::Off}, {"1", PrepareTailSetting::On}});
-}
-
-PrepareTailSetting prepare_tail_setting() {
-  return parse_prepare_tail(std::getenv(kPrepareTailEnv)).value_or(PrepareTailSetting::Rule);
-}
 
 int64_t prepare_tail_begin(const KernelConfig& c, int64_t num_seqs, int64_t max_chunks, int64_t hv,
                            int sms, OverlapMode overlap, PrepareTailSetting setting) {

@@ -8,21 +8,20 @@
 #include <cstdint>
 #include <optional>
 
+#include "env_setting.hpp"
 #include "gdn/variant_config.hpp"
 #include "prepare_overlap.hpp"  // OverlapMode
 
 namespace gdn::fused {
 
-// GDN_PREPARE_TAIL, a benchmarking and testing override of the rule: unset or empty: the rule;
-// "0": never; "1": wherever it can run (see prepare_tail_begin).
-enum class PrepareTailSetting { Rule, Off, On };
+// GDN_PREPARE_TAIL, a benchmarking and testing override of the rule (an OnOffSetting: "1":
+// wherever the split can run, see prepare_tail_begin).
+using PrepareTailSetting = OnOffSetting;
 inline constexpr const char* kPrepareTailEnv = "GDN_PREPARE_TAIL";
-
-// The setting a value of the variable names (nullptr: unset); nullopt for any other value.
-std::optional<PrepareTailSetting> parse_prepare_tail(const char* value);
-
-// The variable's setting now; an invalid value reads as the rule (gdn_fwd rejects it first).
-PrepareTailSetting prepare_tail_setting();
+inline std::optional<PrepareTailSetting> parse_prepare_tail(const char* value) {
+  return parse_on_off(value);
+}
+inline PrepareTailSetting prepare_tail_setting() { return on_off_setting(kPrepareTailEnv); }
 
 // The first chunk of the tail prepare grid, or 0 for no split. It can run only where
 //   - the loop is the 64-column column-warp loop (a 128-column CTA takes an SM's whole

@@ -3,6 +3,7 @@
 // GDN_CP_FIRST_SEGMENT decides instead when set, and takes only its documented values.
 #include <gtest/gtest.h>
 
+#include "fused_test_config.hpp"
 #include "cp_first_segment.hpp"
 #include "prepare_overlap.hpp"
 
@@ -11,17 +12,8 @@ namespace {
 
 constexpr FirstSegmentSetting kRule = FirstSegmentSetting::Rule;
 
-KernelConfig config(WarpRoles roles, int block_v, int cp) {
-  KernelConfig c;
-  c.family = Family::Fused;
-  c.roles = roles;
-  c.block_v = block_v;
-  c.cp_segment_chunks = cp;
-  return c;
-}
-
 TEST(CpFirstSegment, OnlyPastTwoPassOneCtasPerSm) {
-  const KernelConfig cw64 = config(WarpRoles::ColumnWarps, 64, 64);
+  const KernelConfig cw64 = fused_config(WarpRoles::ColumnWarps, 64, 64);
   // 1 x 32768 at 16/16 in 64-chunk segments: 416 working CTAs in pass 1, over 2 x 132.
   ASSERT_EQ(first_loop_ctas(cw64, 1, 512, 16), 416);
   EXPECT_TRUE(first_segment_in_pass1(cw64, 1, 512, 16, 132, kRule));
@@ -29,23 +21,23 @@ TEST(CpFirstSegment, OnlyPastTwoPassOneCtasPerSm) {
   EXPECT_FALSE(first_segment_in_pass1(cw64, 1, 512, 16, 208, kRule));
   EXPECT_TRUE(first_segment_in_pass1(cw64, 1, 512, 16, 207, kRule));
   // 1 x 32768 at 8/24 in 128-chunk segments: 240 CTAs (measured 22 % slower with it).
-  EXPECT_FALSE(first_segment_in_pass1(config(WarpRoles::ColumnWarps, 64, 128), 1, 512, 24, 132, kRule));
+  EXPECT_FALSE(first_segment_in_pass1(fused_config(WarpRoles::ColumnWarps, 64, 128), 1, 512, 24, 132, kRule));
   // 1 x 8192 at 16/16 in 32-chunk segments: 160 CTAs (measured 9 % slower with it).
-  EXPECT_FALSE(first_segment_in_pass1(config(WarpRoles::ColumnWarps, 64, 32), 1, 128, 16, 132, kRule));
+  EXPECT_FALSE(first_segment_in_pass1(fused_config(WarpRoles::ColumnWarps, 64, 32), 1, 128, 16, 132, kRule));
 }
 
 TEST(CpFirstSegment, NeverWithoutCpOrForOtherLoopsWhateverTheSetting) {
   for (const FirstSegmentSetting s : {kRule, FirstSegmentSetting::On}) {
-    EXPECT_FALSE(first_segment_in_pass1(config(WarpRoles::ColumnWarps, 64, 0), 1, 512, 64, 132, s));
-    EXPECT_FALSE(first_segment_in_pass1(config(WarpRoles::ProducerConsumer, 64, 64), 1, 512, 64, 132, s));
-    EXPECT_FALSE(first_segment_in_pass1(config(WarpRoles::Cooperative, 64, 64), 1, 512, 64, 132, s));
+    EXPECT_FALSE(first_segment_in_pass1(fused_config(WarpRoles::ColumnWarps, 64, 0), 1, 512, 64, 132, s));
+    EXPECT_FALSE(first_segment_in_pass1(fused_config(WarpRoles::ProducerConsumer, 64, 64), 1, 512, 64, 132, s));
+    EXPECT_FALSE(first_segment_in_pass1(fused_config(WarpRoles::Cooperative, 64, 64), 1, 512, 64, 132, s));
   }
 }
 
 TEST(CpFirstSegment, TheOverrideDecidesForTheColumnWarpLoop) {
-  const KernelConfig cw = config(WarpRoles::ColumnWarps, 64, 32);
+  const KernelConfig cw = fused_config(WarpRoles::ColumnWarps, 64, 32);
   EXPECT_TRUE(first_segment_in_pass1(cw, 1, 128, 16, 132, FirstSegmentSetting::On));
-  EXPECT_FALSE(first_segment_in_pass1(config(WarpRoles::ColumnWarps, 64, 64), 1, 512, 16, 132,
+  EXPECT_FALSE(first_segment_in_pass1(fused_config(WarpRoles::ColumnWarps, 64, 64), 1, 512, 16, 132,
                                       FirstSegmentSetting::Off));
 }
 

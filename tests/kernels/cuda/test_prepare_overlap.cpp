@@ -1,18 +1,14 @@
 // The prepare-overlap rule (prepare_overlap.hpp) and its environment override, host only.
 #include <gtest/gtest.h>
 
+#include "fused_test_config.hpp"
 #include "prepare_overlap.hpp"
 
 namespace gdn::fused {
 namespace {
 
 KernelConfig column_warps(int block_v, int cp) {
-  KernelConfig c;
-  c.family = Family::Fused;
-  c.roles = WarpRoles::ColumnWarps;
-  c.block_v = block_v;
-  c.cp_segment_chunks = cp;
-  return c;
+  return fused_config(WarpRoles::ColumnWarps, block_v, cp);
 }
 
 TEST(PrepareOverlap, ParsesTheDocumentedValuesOnly) {

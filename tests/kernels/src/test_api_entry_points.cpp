@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
 #include <set>
 #include <string>
 #include <thread>
@@ -84,61 +85,43 @@ TEST(EntryPoints, ValidateBeforeAnythingElse) {
                          {"gdn_fwd", "a:", "NULL"}));
 }
 
-// GDN_PREPARE_OVERLAP takes unset, empty, 0, 1 or 2; anything else is rejected before the
-// device is looked at, naming the variable, its values and the value given.
-TEST(EntryPoints, RejectAnInvalidPrepareOverlapSetting) {
-  const char* saved = std::getenv("GDN_PREPARE_OVERLAP");
+// Sets the library override `name` to each of `bad` in turn, expects gdn_fwd to reject it
+// naming the variable, its values (`values`, a fragment of the message) and the value given,
+// and gdn_bwd to reject it naming the variable; restores what was set before.
+void expect_env_rejected(const char* name, std::initializer_list<const char*> bad,
+                         const std::string& values) {
+  const char* saved = std::getenv(name);
   const std::string restore = saved ? saved : "";
   const gdn_problem p = valid_batched_problem();
   const gdn_fwd_args fwd = valid_fwd_args();
   const gdn_bwd_args bwd = valid_bwd_args();
-  for (const char* bad : {"3", "on", "00", " 1"}) {
-    ASSERT_EQ(setenv("GDN_PREPARE_OVERLAP", bad, 1), 0);
+  for (const char* value : bad) {
+    ASSERT_EQ(setenv(name, value, 1), 0);
     EXPECT_TRUE(fails_with(gdn_fwd(&p, &fwd, nullptr), GDN_ERROR_INVALID_ARGUMENT,
-                           {"gdn_fwd", "GDN_PREPARE_OVERLAP", "0 (never", std::string("\"") + bad + "\""}));
+                           {"gdn_fwd", name, values, std::string("\"") + value + "\""}));
     EXPECT_TRUE(fails_with(gdn_bwd(&p, &bwd, nullptr), GDN_ERROR_INVALID_ARGUMENT,
-                           {"gdn_bwd", "GDN_PREPARE_OVERLAP"}));
+                           {"gdn_bwd", name}));
   }
   if (saved)
-    setenv("GDN_PREPARE_OVERLAP", restore.c_str(), 1);
+    setenv(name, restore.c_str(), 1);
   else
-    unsetenv("GDN_PREPARE_OVERLAP");
+    unsetenv(name);
+}
+
+// GDN_PREPARE_OVERLAP takes unset, empty, 0, 1 or 2; anything else is rejected before the
+// device is looked at, naming the variable, its values and the value given.
+TEST(EntryPoints, RejectAnInvalidPrepareOverlapSetting) {
+  expect_env_rejected("GDN_PREPARE_OVERLAP", {"3", "on", "00", " 1"}, "0 (never");
 }
 
 // GDN_CP_FIRST_SEGMENT takes unset, empty, 0 or 1, checked the same way.
 TEST(EntryPoints, RejectAnInvalidCpFirstSegmentSetting) {
-  const char* saved = std::getenv("GDN_CP_FIRST_SEGMENT");
-  const std::string restore = saved ? saved : "";
-  const gdn_problem p = valid_batched_problem();
-  const gdn_fwd_args fwd = valid_fwd_args();
-  for (const char* bad : {"2", "on", "01"}) {
-    ASSERT_EQ(setenv("GDN_CP_FIRST_SEGMENT", bad, 1), 0);
-    EXPECT_TRUE(fails_with(gdn_fwd(&p, &fwd, nullptr), GDN_ERROR_INVALID_ARGUMENT,
-                           {"gdn_fwd", "GDN_CP_FIRST_SEGMENT", "0 (CP pass 1 never",
-                            std::string("\"") + bad + "\""}));
-  }
-  if (saved)
-    setenv("GDN_CP_FIRST_SEGMENT", restore.c_str(), 1);
-  else
-    unsetenv("GDN_CP_FIRST_SEGMENT");
+  expect_env_rejected("GDN_CP_FIRST_SEGMENT", {"2", "on", "01"}, "0 (CP pass 1 never");
 }
 
 // GDN_PREPARE_TAIL takes unset, empty, 0 or 1, checked the same way.
 TEST(EntryPoints, RejectAnInvalidPrepareTailSetting) {
-  const char* saved = std::getenv("GDN_PREPARE_TAIL");
-  const std::string restore = saved ? saved : "";
-  const gdn_problem p = valid_batched_problem();
-  const gdn_fwd_args fwd = valid_fwd_args();
-  for (const char* bad : {"2", "yes", "10"}) {
-    ASSERT_EQ(setenv("GDN_PREPARE_TAIL", bad, 1), 0);
-    EXPECT_TRUE(fails_with(gdn_fwd(&p, &fwd, nullptr), GDN_ERROR_INVALID_ARGUMENT,
-                           {"gdn_fwd", "GDN_PREPARE_TAIL", "0 (never split",
-                            std::string("\"") + bad + "\""}));
-  }
-  if (saved)
-    setenv("GDN_PREPARE_TAIL", restore.c_str(), 1);
-  else
-    unsetenv("GDN_PREPARE_TAIL");
+  expect_env_rejected("GDN_PREPARE_TAIL", {"2", "yes", "10"}, "0 (never split");
 }
 
 TEST(EntryPoints, WorkspaceSizeOfAnInvalidProblemIsZeroWithAMessage) {
