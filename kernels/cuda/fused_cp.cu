@@ -42,7 +42,7 @@ constexpr int kLdM = kK + 4;      // M rows padded to 16-byte multiples: conflic
 // State columns per fix-up CTA: 8, 16 or 32 (one, two or four n8 tiles per warp). A step's time
 // is its tensor-core work (3xTF32 mma.sync), proportional to the columns, so narrow CTAs finish
 // a step sooner; but every CTA holds a whole M (one CTA per SM), so the chain runs in one wave
-// only while the CTAs fit the SMs. fixup_cols picks the narrowest width that fits.
+// only while the CTAs fit the SMs. The launch plan picks the width (fixup_cols).
 // B-fragment loads (rows t, t + 4 x columns g) hit 32 banks with a row stride of 8, 24 or 40.
 template <int Cols>
 constexpr int fixup_ld_h() { return Cols == 8 ? 8 : Cols + 8; }
@@ -239,18 +239,13 @@ cudaError_t build_segment_table(const Dims& d, int seg_chunks, const int64_t* ch
   return err;
 }
 
-int fixup_cols(int64_t num_seqs, int Hv, int sms) {
-  int cols = 8;
-  while (cols < 32 && num_seqs * Hv * (kV / cols) > sms) cols *= 2;
-  return cols;
-}
-
 cudaError_t launch_cp_fixup(const Dims& d, const int64_t* seg_first, const float* transfer,
-                            int64_t max_segs, float* starts, int sms, cudaStream_t stream) {
-  switch (fixup_cols(d.num_seqs, d.Hv, sms)) {
+                            int64_t max_segs, float* starts, int cols, cudaStream_t stream) {
+  switch (cols) {
     case 8: return launch_cp_fixup_cols<8>(d, seg_first, transfer, max_segs, starts, stream);
     case 16: return launch_cp_fixup_cols<16>(d, seg_first, transfer, max_segs, starts, stream);
-    default: return launch_cp_fixup_cols<32>(d, seg_first, transfer, max_segs, starts, stream);
+    case 32: return launch_cp_fixup_cols<32>(d, seg_first, transfer, max_segs, starts, stream);
+    default: return cudaErrorInvalidValue;
   }
 }
 

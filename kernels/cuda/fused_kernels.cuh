@@ -57,10 +57,8 @@ cudaError_t build_tables(const gdn_problem& p, const Dims& d, int seg_chunks,
 // Fix-up: per (sequence, v-head, block of fixup_cols columns), h_1 = N_0 (pass 1 started the
 // first segment's N at h0) and h_{i+1} = M_i h_i + N_i over the sequence's later segments,
 // writing starts[i + 1] (KV layout, fp32); transfer holds max_segs segments' [M | N].
-// fixup_cols: the narrowest of 8, 16, 32 columns whose CTAs (num_seqs Hv 128 / cols, one per
-// SM) fit the SMs, else 32.
-int fixup_cols(int64_t num_seqs, int Hv, int sms);
+// cols: state columns per CTA, 8, 16 or 32 (the launch plan's fixup_cols).
 cudaError_t launch_cp_fixup(const Dims& d, const int64_t* seg_first, const float* transfer,
-                            int64_t max_segs, float* starts, int sms, cudaStream_t stream);
+                            int64_t max_segs, float* starts, int cols, cudaStream_t stream);
 
 }  // namespace gdn::fused

@@ -2,12 +2,10 @@
 #include <cstddef>
 
 #include "chunk_table.cuh"
-#include "cp_first_segment.hpp"
 #include "fused_kernels.cuh"
 #include "fused_run.cuh"
 #include "fused_tensor_maps.cuh"
-#include "prepare_overlap.hpp"
-#include "prepare_tail.hpp"
+#include "gdn/launch_plan.hpp"
 #include "staged_kernels.cuh"
 #include "staged_run.cuh"
 
@@ -151,17 +149,17 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   staged::WorkspaceCarver carver{static_cast<char*>(a.workspace)};
   const FusedWorkspace w = carve(carver, d, c);
 
+  // Every launch decision below comes from the plan (gdn/launch_plan.hpp), made once per call
+  // for the device's SM count, which also sizes the prepare grid and the fix-up.
+  const int sms = staged::device_sm_count();
+  const ForwardPlan plan = plan_forward(c, plan_shape(p), PlanDevice{sms}, a.launch);
   // The first chunk loop launches beside the prepare kernel (FusedParams::ready) or after it;
   // beside it, exclusive: on SMs the prepare grid leaves to its CTAs, one each.
-  const int sms = staged::device_sm_count();  // once per call: the rule and the prepare grid
-  const OverlapMode overlap =
-      prepare_overlap_mode(c, d.num_seqs, d.max_chunks, d.Hv, sms, prepare_overlap_setting());
-  int* const ready = overlap != OverlapMode::None ? w.ready : nullptr;
-  const bool exclusive = overlap == OverlapMode::Exclusive;
+  int* const ready = plan.prepare_overlap != OverlapMode::None ? w.ready : nullptr;
+  const bool exclusive = plan.prepare_overlap == OverlapMode::Exclusive;
   // Or the prepare split around CP pass 1: chunks [0, tail_begin) before it, the rest (the
   // last segment's, read by the main pass alone) beside its last wave (0: no split).
-  const int64_t tail_begin = prepare_tail_begin(c, d.num_seqs, d.max_chunks, d.Hv, sms, overlap,
-                                                prepare_tail_setting());
+  const int64_t tail_begin = plan.prepare_split_chunk;
   // The segment table depends only on the chunk table: built with it before the prepare
   // kernel, so that CP pass 1 can follow the prepare kernel directly (and launch beside it).
   // The counts and claims are zeroed for either use (the tail's queue is a claim).
@@ -187,12 +185,11 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     prep.ws.ready = ready;
     if (exclusive) {
       prep.ws.claims = w.ready + d.max_chunks;
-      prep.ws.reserved_sms =
-          static_cast<int>(first_loop_ctas(c, d.num_seqs, d.max_chunks, d.Hv));
+      prep.ws.reserved_sms = static_cast<int>(plan.first_loop_ctas);
     }
     if (ready) set_prepare_order(prep.ws, d, c.cp_segment_chunks, w);
     if (tail_begin > 0) prep.ws.chunk_end = tail_begin;
-    err = staged::launch_prepare(prep, sms, s);
+    err = staged::launch_prepare(prep, sms, plan.prepare_heads, s);
   }
   FusedParams fp{};
   fp.d = d;
@@ -218,13 +215,12 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     if (err == cudaSuccess) err = encode_token_tile_map(&fp.tmap_k, a.k, d.Hk, d.Ttot, d.in_bf16);
     if (err == cudaSuccess) err = encode_token_tile_map(&fp.tmap_v, a.v, d.Hv, d.Ttot, d.in_bf16);
   }
-  if (c.cp_segment_chunks == 0) {
+  if (plan.cp_segment_chunks == 0) {
     if (err == cudaSuccess) err = launch_loop(fp, c, d.num_seqs, kV, s);
     return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
   }
   fp.segs = w.segs;
-  fp.first_in_pass1 = first_segment_in_pass1(c, d.num_seqs, d.max_chunks, d.Hv, sms,
-                                             cp_first_segment_setting());
+  fp.first_in_pass1 = plan.first_segment_in_pass1;
   fp.transfer = w.transfer;
   fp.starts = w.starts;
   fp.mode = Mode::Transition;  // pass 1: [M | N] of every segment but the last
@@ -236,10 +232,10 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     prep.ws.chunk_end = -1;
     prep.ws.claims = w.ready + d.max_chunks;
     prep.ws.beside_loop = true;
-    err = staged::launch_prepare(prep, sms, s);
+    err = staged::launch_prepare(prep, sms, plan.tail_prepare_heads, s);
   }
   if (err == cudaSuccess)
-    err = launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, sms, s);
+    err = launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, plan.fixup_cols, s);
   fp.mode = Mode::Output;
   // After the fix-up, which completed after pass 1 and so the prepare kernel (and after the
   // tail prepare, which completed after pass 1).

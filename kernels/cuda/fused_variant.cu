@@ -75,7 +75,6 @@ class FusedVariant final : public Variant {
  public:
   explicit FusedVariant(const KernelConfig& c) : config_(c), name_(config_name(c)) {}
 
-  Pass pass() const override { return Pass::Forward; }
   const KernelConfig& config() const override { return config_; }
   const std::string& name() const override { return name_; }
 
@@ -143,6 +142,8 @@ Implementable fused_config_built(const KernelConfig& c) {
   const ConfigCheck check = check_config(c);
   if (!check.ok) return {false, check.reason};
   if (c.family != Family::Fused) return {false, "family: this variant is fused"};
+  if (c.pass != Pass::Forward)
+    return {false, "pass: the fused chunk-loop family is a forward family"};
   std::ostringstream s;
   if (!block_v_compiled(c.block_v, c.roles)) {
     s << "block_v: the " << (c.roles == WarpRoles::ColumnWarps ? "column-warp" : "fused")
@@ -151,24 +152,15 @@ Implementable fused_config_built(const KernelConfig& c) {
       << c.block_v;
     return {false, s.str()};
   }
-  if (c.chains_per_cta != 1)
-    return {false, "chains_per_cta: the fused chunk loop runs one chain per CTA"};
   if (c.roles == WarpRoles::ProducerConsumer) {
     if (c.stages != 2)
       return {false, "stages: the producer/consumer chunk loop has a 2-deep ring (its buffers "
                      "alternate by chunk parity)"};
-    if (c.consumer_regs != 0)
-      return {false, "consumer_regs: the producer/consumer chunk loop does not use setmaxnreg"};
   }
   if (c.roles == WarpRoles::ColumnWarps) {
     if (c.stages != 2)
       return {false, "stages: the column-warp chunk loop has a 2-deep ring (a third stage "
                      "would leave one CTA per SM at 64 columns)"};
-    if (c.consumer_regs != 0)
-      return {false, "consumer_regs: the column-warp chunk loop's register split is fixed by "
-                     "its V-block (the math warpgroups take all the producer warpgroup gives "
-                     "back: " + std::to_string(cw_math_regs(c.block_v)) + " registers at " +
-                     std::to_string(c.block_v) + " columns); 0 selects it"};
   }
   const size_t smem = loop_smem_bytes(c);
   if (smem > kMaxSmemPerBlock) {

@@ -539,27 +539,6 @@ __global__ void __launch_bounds__(kThreads, 4) prepare_kernel(FwdParams p, int h
 // worth, on every SM.
 constexpr int kPersistentCtasPerSm = 2;
 
-// v-heads per CTA: a divisor of the group (so the run shares one k head), at most kMaxHeads.
-// More heads per CTA share the loads and products of k and q over more heads but leave fewer
-// CTAs to fill the GPU. Model: an item costs about kSharedCost + heads units (the shared
-// loads and products, then each head's inverse and outputs), and the grid takes
-// ceil(items / slots) rounds, slots the CTAs resident at once; the cheapest count wins, ties
-// to more heads.
-int heads_per_cta(const Dims& d, int64_t slots) {
-  constexpr int64_t kSharedCost = 1;
-  const int64_t pairs = d.max_chunks * int64_t(d.Hv);
-  if (d.group <= 0) return 1;
-  int best = 1;
-  int64_t best_cost = -1;
-  for (int heads = 1; heads <= kMaxHeads; ++heads) {
-    if (d.group % heads != 0) continue;
-    const int64_t items = pairs / heads;
-    const int64_t cost = ((items + slots - 1) / slots) * (kSharedCost + heads);
-    if (best_cost < 0 || cost <= best_cost) best = heads, best_cost = cost;
-  }
-  return best;
-}
-
 }  // namespace
 
 // The device's SM count (132 if the query fails: a failed query must not leak into the launch
@@ -574,11 +553,12 @@ int device_sm_count() {
   return sms > 0 ? sms : 132;
 }
 
-cudaError_t launch_prepare(const FwdParams& params, int sms, cudaStream_t stream) {
+cudaError_t launch_prepare(const FwdParams& params, int sms, int heads, cudaStream_t stream) {
   FwdParams p = params;
   if (p.ws.chunk_end < 0) p.ws.chunk_end = p.d.max_chunks;
   if (p.ws.chunk_begin < 0 || p.ws.chunk_begin > p.ws.chunk_end || p.ws.chunk_end > p.d.max_chunks ||
-      (p.ws.beside_loop && (p.ws.ready || !p.ws.claims)))
+      (p.ws.beside_loop && (p.ws.ready || !p.ws.claims)) || heads < 1 || heads > kMaxHeads ||
+      p.d.group % heads != 0)
     return cudaErrorInvalidValue;
   if (p.ws.chunk_begin == p.ws.chunk_end) return cudaSuccess;  // nothing to prepare
   const size_t smem = prepare_smem_bytes();
@@ -595,7 +575,6 @@ cudaError_t launch_prepare(const FwdParams& params, int sms, cudaStream_t stream
     // Beside pass 1: two CTAs fit beside a 64-column loop CTA, four on an SM it left; the grid
     // holds four per SM (or one per item), and those that land only as pass 1 drains find the
     // queue short or empty.
-    const int heads = heads_per_cta(p.d, kPersistentCtasPerSm * sm_count);
     const int64_t items = pairs / heads;
     const int64_t ctas = std::min<int64_t>(items, 4 * sm_count);
     return launch_after_prior(kernel, static_cast<unsigned>(ctas), kThreads, smem, stream, p,
@@ -607,7 +586,6 @@ cudaError_t launch_prepare(const FwdParams& params, int sms, cudaStream_t stream
   const bool exclusive = p.ws.ready && p.ws.claims;
   const int64_t working_sms = exclusive ? std::max<int64_t>(1, sm_count - p.ws.reserved_sms) : sm_count;
   const int64_t slots = (p.ws.ready && !exclusive ? kPersistentCtasPerSm : 4) * working_sms;
-  const int heads = heads_per_cta(p.d, slots);
   const int64_t items = pairs / heads;  // chunk by chunk; at most twice as many when ordered
   // Exclusive: four CTAs on every SM (those on reserved SMs leave; the queue shares the items).
   const int64_t ctas = exclusive ? 4 * sm_count

@@ -61,11 +61,11 @@ const Registry& build_registry() {
       r.view.push_back(r.owned.back().get());
     };
     for (int bv : staged::kForwardBlockV)
-      keep(staged::make_staged_variant(Pass::Forward,
-                                       KernelConfig{.family = Family::Staged, .block_v = bv}));
+      keep(staged::make_staged_variant(
+          KernelConfig{.pass = Pass::Forward, .family = Family::Staged, .block_v = bv}));
     for (int bv : staged::kBackwardBlockV)
-      keep(staged::make_staged_variant(Pass::Backward,
-                                       KernelConfig{.family = Family::Staged, .block_v = bv}));
+      keep(staged::make_staged_variant(
+          KernelConfig{.pass = Pass::Backward, .family = Family::Staged, .block_v = bv}));
 #if GDN_COMPILE_FUSED
     if (GDN_REGISTER_FULL_SPACE) {
       for (const KernelConfig& c : full_config_space())
@@ -80,16 +80,15 @@ const Registry& build_registry() {
   return reg;
 }
 
-// Values of each KernelConfig field the generator enumerates (variant_config.hpp's ranges;
-// consumer_regs takes the splits worth trying for 1 producer + 2 math warpgroups).
+// Values of each KernelConfig field the generator enumerates (variant_config.hpp's ranges).
+// The backward space is the staged family's V-blocks; a backward family registered beside it
+// lists its own configs through the registry (`gdnlab space` shows both).
 constexpr Family kFamilies[] = {Family::Staged, Family::Fused};
 constexpr int kBlockV[] = {32, 64, 128};
 constexpr int kStages[] = {2, 3};
 constexpr WarpRoles kRoles[] = {WarpRoles::Cooperative, WarpRoles::ProducerConsumer,
                                  WarpRoles::ColumnWarps};
-constexpr int kConsumerRegs[] = {0, 216, 232, 240};
 constexpr int kCpSegmentChunks[] = {0, 4, 8, 16, 32, 64, 128, 256};
-constexpr int kChains[] = {1, 2};
 
 std::vector<KernelConfig> enumerate_space() {
   std::vector<KernelConfig> space;
@@ -97,16 +96,15 @@ std::vector<KernelConfig> enumerate_space() {
     for (int bv : kBlockV)
       for (int st : kStages)
         for (WarpRoles ro : kRoles)
-          for (int regs : kConsumerRegs)
-            for (int cp : kCpSegmentChunks)
-              for (int ch : kChains)
-                space.push_back(KernelConfig{.family = f,
-                                             .block_v = bv,
-                                             .stages = st,
-                                             .roles = ro,
-                                             .consumer_regs = regs,
-                                             .cp_segment_chunks = cp,
-                                             .chains_per_cta = ch});
+          for (int cp : kCpSegmentChunks)
+            space.push_back(KernelConfig{.pass = Pass::Forward,
+                                         .family = f,
+                                         .block_v = bv,
+                                         .stages = st,
+                                         .roles = ro,
+                                         .cp_segment_chunks = cp});
+  for (int bv : kBlockV)
+    space.push_back(KernelConfig{.pass = Pass::Backward, .family = Family::Staged, .block_v = bv});
   return space;
 }
 

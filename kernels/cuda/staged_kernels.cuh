@@ -11,8 +11,10 @@ namespace gdn::staged {
 // reverse state-gradient recurrence (dstate_end, dvnew, dw, dv, dh0) -> local gradients
 // (dq_h, dk_h, dg, dbeta) -> GVA group sum (dq, dk).
 // sms: the device's SM count (device_sm_count()), which sizes the grid; the caller queries it
-// once per call and passes it to whatever else needs it.
-cudaError_t launch_prepare(const FwdParams& p, int sms, cudaStream_t stream);
+// once per call and passes it to whatever else needs it. heads: v-heads per CTA (the launch
+// plan's prepare_heads, or tail_prepare_heads for the grid beside CP pass 1), a divisor of
+// the group of at most 8.
+cudaError_t launch_prepare(const FwdParams& p, int sms, int heads, cudaStream_t stream);
 // The current device's SM count (132 if the query fails; the failure is cleared).
 int device_sm_count();
 cudaError_t launch_state_fwd(const FwdParams& p, int block_v, cudaStream_t stream);

@@ -56,11 +56,12 @@ BwdWorkspace carve_bwd_workspace(WorkspaceCarver& c, const Dims& d) {
 gdn_status to_status(cudaError_t err) { return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA; }
 
 // Chunk table, gamma + T, and the state recurrence: shared by forward and backward.
-cudaError_t run_recurrence(const gdn_problem& p, const FwdParams& f, int block_v, cudaStream_t s) {
+cudaError_t run_recurrence(const gdn_problem& p, const FwdParams& f, int block_v, int prepare_heads,
+                           int sms, cudaStream_t s) {
   cudaError_t err = cudaSuccess;
   if (f.d.num_seqs == 0) return err;
   err = build_chunk_table(p, f.d, f.ws.chunk_first, f.ws.table, s);
-  if (err == cudaSuccess && f.d.max_chunks > 0) err = launch_prepare(f, device_sm_count(), s);
+  if (err == cudaSuccess && f.d.max_chunks > 0) err = launch_prepare(f, sms, prepare_heads, s);
   if (err == cudaSuccess) err = launch_state_fwd(f, block_v, s);
   return err;
 }
@@ -98,7 +99,7 @@ size_t bwd_workspace_bytes(const gdn_problem& p) {
 }
 
 gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, int block_v,
-                       gdn_stream_t stream) {
+                       const ForwardPlan& plan, int sms, gdn_stream_t stream) {
   if (a.workspace_bytes < fwd_workspace_bytes(p) || (!a.workspace && fwd_workspace_bytes(p) > 0))
     return GDN_ERROR_WORKSPACE;
   const auto s = reinterpret_cast<cudaStream_t>(stream);
@@ -106,13 +107,14 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, int block_v,
   FwdParams f = make_fwd_params(p, a.q, a.k, a.v, a.g, a.beta, a.h0, a.workspace, carver);
   f.o = a.o;
   f.ht = a.ht;
-  cudaError_t err = run_recurrence(p, f, block_v, s);
+  cudaError_t err = run_recurrence(p, f, block_v, plan.prepare_heads, sms, s);
   if (err == cudaSuccess && f.d.max_chunks > 0) err = launch_output(f, s);
   return to_status(err);
 }
 
-gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, int block_v,
-                        gdn_stream_t stream) {
+gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const BackwardPlan& plan,
+                        int sms, gdn_stream_t stream) {
+  const int block_v = plan.block_v;
   if (a.workspace_bytes < bwd_workspace_bytes(p) || (!a.workspace && bwd_workspace_bytes(p) > 0))
     return GDN_ERROR_WORKSPACE;
   const auto s = reinterpret_cast<cudaStream_t>(stream);
@@ -133,7 +135,7 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, int block_v
   b.dw = w.dw;
   b.dq_h = w.dq_h;
   b.dk_h = w.dk_h;
-  cudaError_t err = run_recurrence(p, b.f, block_v, s);
+  cudaError_t err = run_recurrence(p, b.f, block_v, plan.prepare_heads, sms, s);
   if (err == cudaSuccess && b.f.d.num_seqs > 0) err = launch_dstate_bwd(b, block_v, s);
   if (err == cudaSuccess && b.f.d.max_chunks > 0) err = launch_local_bwd(b, s);
   if (err == cudaSuccess) err = launch_group_sum(b, s);

@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "gdn/gdn.h"
+#include "gdn/launch_plan.hpp"
 #include "staged_common.cuh"
 
 namespace gdn::staged {
@@ -15,10 +16,12 @@ Dims make_dims(const gdn_problem& p);
 size_t fwd_workspace_bytes(const gdn_problem& p);
 size_t bwd_workspace_bytes(const gdn_problem& p);
 
-// Arguments are already validated; workspace holds at least *_workspace_bytes(p) bytes.
+// Arguments are already validated; workspace holds at least *_workspace_bytes(p) bytes. The
+// plan is the pass's plan (plan_forward / plan_backward) for the variant's config; sms the
+// device's SM count it was made for.
 gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, int block_v,
-                       gdn_stream_t stream);
-gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, int block_v,
-                        gdn_stream_t stream);
+                       const ForwardPlan& plan, int sms, gdn_stream_t stream);
+gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const BackwardPlan& plan,
+                        int sms, gdn_stream_t stream);
 
 }  // namespace gdn::staged

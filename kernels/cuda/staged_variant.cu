@@ -13,21 +13,11 @@
 namespace gdn::staged {
 namespace {
 
-// The name of a backward variant swaps config_name's pass prefix: the config struct holds no
-// pass, and a forward and a backward variant of one config must not share a name.
-std::string variant_name(Pass pass, const KernelConfig& c) {
-  std::string name = config_name(c);
-  const std::string fwd = "gdn_fwd_";
-  if (pass == Pass::Backward && name.rfind(fwd, 0) == 0) name.replace(0, fwd.size(), "gdn_bwd_");
-  return name;
-}
-
 class StagedVariant final : public Variant {
  public:
-  StagedVariant(Pass pass, const KernelConfig& c)
-      : pass_(pass), config_(c), name_(variant_name(pass, c)) {}
+  explicit StagedVariant(const KernelConfig& c)
+      : pass_(c.pass), config_(c), name_(config_name(c)) {}
 
-  Pass pass() const override { return pass_; }
   const KernelConfig& config() const override { return config_; }
   const std::string& name() const override { return name_; }
 
@@ -67,12 +57,16 @@ class StagedVariant final : public Variant {
 
   gdn_status run_fwd(const gdn_problem& p, const gdn_fwd_args& a, gdn_stream_t s) const override {
     if (pass_ != Pass::Forward) return GDN_ERROR_INTERNAL;
-    return run_forward(p, a, config_.block_v, s);
+    const int sms = device_sm_count();
+    return run_forward(p, a, config_.block_v,
+                       plan_forward(config_, plan_shape(p), PlanDevice{sms}, a.launch), sms, s);
   }
 
   gdn_status run_bwd(const gdn_problem& p, const gdn_bwd_args& a, gdn_stream_t s) const override {
     if (pass_ != Pass::Backward) return GDN_ERROR_INTERNAL;
-    return run_backward(p, a, config_.block_v, s);
+    const int sms = device_sm_count();
+    return run_backward(p, a, plan_backward(config_, plan_shape(p), PlanDevice{sms}, a.launch),
+                        sms, s);
   }
 
   Resources resources() const override {
@@ -107,8 +101,8 @@ class StagedVariant final : public Variant {
 
 }  // namespace
 
-std::unique_ptr<Variant> make_staged_variant(Pass pass, const KernelConfig& config) {
-  return std::make_unique<StagedVariant>(pass, config);
+std::unique_ptr<Variant> make_staged_variant(const KernelConfig& config) {
+  return std::make_unique<StagedVariant>(config);
 }
 
 }  // namespace gdn::staged

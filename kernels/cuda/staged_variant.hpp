@@ -12,6 +12,6 @@ namespace gdn::staged {
 inline constexpr int kForwardBlockV[] = {32, 64, 128};
 inline constexpr int kBackwardBlockV[] = {32, 64};
 
-std::unique_ptr<Variant> make_staged_variant(Pass pass, const KernelConfig& config);
+std::unique_ptr<Variant> make_staged_variant(const KernelConfig& config);
 
 }  // namespace gdn::staged

@@ -48,20 +48,25 @@ gdn_status run_pass(Pass pass, const gdn_problem* p, const Args* a, gdn_stream_t
   ProblemFacts facts;
   if (gdn_status s = validate_problem(p, where, &facts); s != GDN_OK) return s;
   if (gdn_status s = validate_args(*p, a, facts, where); s != GDN_OK) return s;
-  if (gdn_status s = validate_environment(where); s != GDN_OK) return s;
   if (gdn_status s = require_device(where); s != GDN_OK) return s;
   if (facts.num_seqs == 0) return GDN_OK;  // no sequence: no output element exists
 
-  const Variant* variant = nullptr;
-  if (gdn_status s = choose_variant(pass, *p, facts, where, &variant); s != GDN_OK) return s;
+  DispatchDecision decision;
+  if (gdn_status s = decide_for_call(pass, *p, facts, where, &decision); s != GDN_OK) return s;
+  const Variant* variant = decision.variant;
   const size_t needed = variant->workspace_bytes(*p);
   if (gdn_status s = check_workspace(where, a->workspace, a->workspace_bytes, needed,
                                      variant->name());
       s != GDN_OK)
     return s;
-  if (a->workspace != nullptr || needed == 0) return launch_checked(*variant, *p, *a, stream, where);
+  // The plan pins: the table entry's, then the call's own (a->launch) field by field.
+  const gdn_launch_options pins = merge_pins(decision.plan, a->launch);
+  Args planned = *a;
+  planned.launch = &pins;
+  if (a->workspace != nullptr || needed == 0)
+    return launch_checked(*variant, *p, planned, stream, where);
 
-  Args with_workspace = *a;
+  Args with_workspace = planned;
   if (cudaError_t e = cudaMallocAsync(&with_workspace.workspace, needed, stream); e != cudaSuccess)
     return cuda_failure(e, where, cat("cudaMallocAsync of ", needed, " workspace bytes"));
   with_workspace.workspace_bytes = needed;

@@ -1,10 +1,9 @@
 // gdn::config_name: the deterministic procedural name of a config.
-//   staged: gdn_fwd_sm90_staged_v64_cp0
-//   fused:  gdn_fwd_sm90_fused_v64_s2_pc_r232_cp16_x2
+//   staged: gdn_fwd_sm90_staged_v64_cp0, gdn_bwd_sm90_staged_v64_cp0
+//   fused:  gdn_fwd_sm90_fused_v64_s2_cw_cp16
 // Warp roles: coop (cooperative), pc (producer/consumer), cw (column warps).
-// The register split appears only when set (r0 = compiler default) and chains only when not 1,
-// keeping common names short; every field that distinguishes two configs appears, so two
-// different configs never share a name, invalid ones included (`gdnlab space` lists those).
+// Every field that distinguishes two configs appears, so two different configs never share a
+// name, invalid ones included (`gdnlab space` lists those).
 #include <sstream>
 #include <string>
 
@@ -30,12 +29,10 @@ std::string config_name(const KernelConfig& c) {
   const bool show_ring = fused || c.stages != 2;
   const bool show_roles = fused || c.roles != WarpRoles::Cooperative;
   std::ostringstream name;
-  name << "gdn_fwd_sm90_" << (fused ? "fused" : "staged") << "_v" << c.block_v;
+  name << (c.pass == Pass::Forward ? "gdn_fwd" : "gdn_bwd") << "_sm90_" << (fused ? "fused" : "staged") << "_v" << c.block_v;
   if (show_ring) name << "_s" << c.stages;
   if (show_roles) name << '_' << roles_token(c.roles);
-  if (c.consumer_regs != 0) name << "_r" << c.consumer_regs;
   name << "_cp" << c.cp_segment_chunks;
-  if (c.chains_per_cta != 1) name << "_x" << c.chains_per_cta;
   return name.str();
 }
 

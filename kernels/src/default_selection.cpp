@@ -55,15 +55,13 @@
 //               rows the rule (with step 2) is 2.2 % slower (geometric mean, worst row 1.23x);
 //               the session-5 step (a quarter idle, 96 chunks) with the fill rule's block_v
 //               would be 3.4 % (worst 1.30x) on the same sweep.
-//   4. chains per CTA: two interleaved chains hide each other's serial latency but halve the
-//               CTA count, so only when at least two full waves of CTAs exist.
-//   5. warp roles: the layout with the most warps resident per SM (CTAs per SM x threads per
+//   4. warp roles: the layout with the most warps resident per SM (CTAs per SM x threads per
 //               CTA, when known): the producer/consumer CTA of 8 warps against one cooperative
 //               CTA of 4 at 64 columns. When equal (or unknown): producer/consumer when the
 //               launch has at most one CTA per SM, where the serial chain is the critical path
 //               and the output products run beside it; cooperative otherwise, where two CTAs
 //               per SM already hide each other's latency.
-//   6. the rest (pipeline stages, register split): first in registry order; a tuned table
+//   5. the rest (pipeline stages): first in registry order; a tuned table
 //               (gdnlab export) is where measured preferences belong.
 // Every step keeps at least one candidate: a preferred value is only taken when some remaining
 // candidate has it, so the rule works for any subset of the variant space a build compiles.
@@ -223,11 +221,7 @@ const Variant* select_default_variant(const SelectionInput& in,
   const int segment = choose_cp_segment(in, block_v, pool);
   pool = keep_if(pool, [&](const KernelConfig& c) { return c.cp_segment_chunks == segment; });
 
-  const int chains =
-      ctas_with_cp(in, block_v, segment) >= 2 * cta_slots(in, pool, block_v) ? 2 : 1;
-  pool = keep_if(pool, [&](const KernelConfig& c) { return c.chains_per_cta == chains; });
-
-  const WarpRoles roles = choose_roles(in, pool, ctas_with_cp(in, block_v, segment) / chains);
+  const WarpRoles roles = choose_roles(in, pool, ctas_with_cp(in, block_v, segment));
   pool = keep_if(pool, [&](const KernelConfig& c) { return c.roles == roles; });
 
   return pool.front();

@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "gdn/launch_plan.hpp"
 #include "status.hpp"
 #include "validation.hpp"
 
@@ -71,6 +72,15 @@ TensorTexts tensor_texts(const gdn_problem& p) {
           cat("[B, T, Hv] ", dtype_word(p.beta_dtype))};
 }
 
+// The plan pins (a->launch): optional; each field GDN_PLAN_RULE or a value it takes
+// (gdn/launch_plan.hpp: check_launch_options).
+gdn_status check_launch(std::string_view where, const gdn_problem& p, const gdn_launch_options* o) {
+  if (o == nullptr) return GDN_OK;
+  const std::string why = check_launch_options(*o, p.Hk > 0 ? p.Hv / p.Hk : 0);
+  if (why.empty()) return GDN_OK;
+  return fail(GDN_ERROR_INVALID_ARGUMENT, cat(where, ": a->launch->", why));
+}
+
 }  // namespace
 
 gdn_status validate_fwd_args(const gdn_problem& p, const gdn_fwd_args* a, const ProblemFacts& f,
@@ -91,6 +101,7 @@ gdn_status validate_fwd_args(const gdn_problem& p, const gdn_fwd_args* a, const 
           where, f, {{"a->q", a->q, t.qk}, {"a->k", a->k, t.qk}, {"a->v", a->v, t.v}, {"a->o", a->o, t.v}});
       s != GDN_OK)
     return s;
+  if (gdn_status s = check_launch(where, p, a->launch); s != GDN_OK) return s;
   return check_workspace_pair(where, "a->workspace_bytes", a->workspace, a->workspace_bytes);
 }
 
@@ -113,6 +124,7 @@ gdn_status validate_bwd_args(const gdn_problem& p, const gdn_bwd_args* a, const 
                                      {"a->dbeta", a->dbeta, t.beta}});
       s != GDN_OK)
     return s;
+  if (gdn_status s = check_launch(where, p, a->launch); s != GDN_OK) return s;
   return check_workspace_pair(where, "a->workspace_bytes", a->workspace, a->workspace_bytes);
 }
 

@@ -27,11 +27,8 @@ gdn_status validate_sequences(const gdn_problem& p, std::string_view where, Prob
 // Part of validate_problem: byte sizes of every tensor fit 64-bit indexing.
 gdn_status validate_index_ranges(const gdn_problem& p, int64_t num_seqs, std::string_view where);
 
-// Pointer rules of the argument structs (the problem must already be valid).
-// The environment variables that change how the library runs (GDN_PREPARE_OVERLAP,
-// GDN_CP_FIRST_SEGMENT, GDN_PREPARE_TAIL): a value outside their documented set is rejected,
-// naming the variable, the values it takes and the value given.
-gdn_status validate_environment(std::string_view where);
+// Pointer rules of the argument structs (the problem must already be valid), and the plan
+// pins of a->launch (a field outside the values it takes is rejected, naming it).
 
 gdn_status validate_fwd_args(const gdn_problem& p, const gdn_fwd_args* a, const ProblemFacts& f,
                              std::string_view where);

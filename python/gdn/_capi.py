@@ -53,6 +53,7 @@ class GdnFwdArgs(ctypes.Structure):
         ("ht", ctypes.c_void_p),
         ("workspace", ctypes.c_void_p),
         ("workspace_bytes", ctypes.c_size_t),
+        ("launch", ctypes.c_void_p),  # const gdn_launch_options*: NULL, the dispatched plan
     ]
 
 
@@ -74,6 +75,7 @@ class GdnBwdArgs(ctypes.Structure):
         ("dh0", ctypes.c_void_p),
         ("workspace", ctypes.c_void_p),
         ("workspace_bytes", ctypes.c_size_t),
+        ("launch", ctypes.c_void_p),  # const gdn_launch_options*: NULL, the dispatched plan
     ]
 
 

@@ -37,6 +37,7 @@ int main(void) {
   FIELD(gdn_fwd_args, ht);
   FIELD(gdn_fwd_args, workspace);
   FIELD(gdn_fwd_args, workspace_bytes);
+  FIELD(gdn_fwd_args, launch);
   SIZE(gdn_bwd_args);
   FIELD(gdn_bwd_args, q);
   FIELD(gdn_bwd_args, k);
@@ -54,5 +55,6 @@ int main(void) {
   FIELD(gdn_bwd_args, dh0);
   FIELD(gdn_bwd_args, workspace);
   FIELD(gdn_bwd_args, workspace_bytes);
+  FIELD(gdn_bwd_args, launch);
   return 0;
 }

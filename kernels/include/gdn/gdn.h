@@ -66,6 +66,29 @@ typedef struct gdn_problem {
 void gdn_problem_init(gdn_problem* p, int64_t B, int64_t T, int32_t Hk, int32_t Hv, int32_t K,
                       int32_t V);
 
+/* Launch-plan pins. Every shape-dependent launch decision of a call is a field of a launch plan
+ * (gdn/launch_plan.hpp), computed per call from the variant's config, the problem and the
+ * device: by the default rules, with the fields the dispatch table's entry pins, and then the
+ * fields pinned here. GDN_PLAN_RULE leaves a field to the table entry, else to the rule. A pin
+ * applies wherever the variant runs the mechanism it names (a variant without it ignores the
+ * pin: the 128-column loop has no prepare overlap, a call without CP no fix-up). A value
+ * outside the set a field takes is rejected (GDN_ERROR_INVALID_ARGUMENT, naming the field).
+ * Zero-initialised fields are NOT the rule: start from gdn_launch_options_init. */
+#define GDN_PLAN_RULE (-1)
+typedef struct gdn_launch_options {
+  int32_t prepare_overlap;  /* forward: 0 the first chunk loop after the prepare kernel,
+                               1 beside it on shared SMs, 2 beside it on SMs of its own */
+  int32_t cp_first_segment; /* forward, CP: 1 = pass 1 runs each sequence's first segment as
+                               its output (the main pass skips it), 0 = not */
+  int32_t prepare_split;    /* forward, CP, one sequence: 1 = the prepare kernel's last-segment
+                               chunks run as a second grid beside CP pass 1, 0 = not */
+  int32_t prepare_heads;    /* forward: value heads per prepare CTA, 1 .. 8 dividing Hv / Hk */
+  int32_t fixup_cols;       /* forward, CP: state columns per fix-up CTA, 8, 16 or 32 */
+} gdn_launch_options;
+
+/* Every field GDN_PLAN_RULE. */
+void gdn_launch_options_init(gdn_launch_options* o);
+
 typedef struct gdn_fwd_args {
   const void* q;
   const void* k;
@@ -77,6 +100,7 @@ typedef struct gdn_fwd_args {
   float* ht;            /* optional: NULL means no final state is written */
   void* workspace;      /* optional: NULL lets the library allocate stream-ordered memory */
   size_t workspace_bytes;
+  const gdn_launch_options* launch; /* optional: plan pins (NULL: table entry, else rules) */
 } gdn_fwd_args;
 
 typedef struct gdn_bwd_args {
@@ -96,6 +120,7 @@ typedef struct gdn_bwd_args {
   float* dh0;           /* optional: written when not NULL (zero start state if h0 is NULL) */
   void* workspace;
   size_t workspace_bytes;
+  const gdn_launch_options* launch; /* optional, as in the forward */
 } gdn_bwd_args;
 
 /* Checks a problem alone (sizes, dtypes, host copy of cu_seqlens). */
@@ -122,6 +147,20 @@ const char* gdn_fwd_variant_name(const gdn_problem* p);
  * requirements as gdn_fwd_variant_name; NULL if invalid. The string stays valid until the
  * next call of this function on the same thread. */
 const char* gdn_fwd_dispatch_source(const gdn_problem* p);
+
+/* The same two for the backward pass (gdn_bwd). */
+const char* gdn_bwd_variant_name(const gdn_problem* p);
+const char* gdn_bwd_dispatch_source(const gdn_problem* p);
+
+/* Replaces the dispatch table in force with the one in a dispatch.json written by `gdnlab
+ * export` (format gdnlab-dispatch-table, version 3; version 2 files have no plan pins), so
+ * that a retune needs no rebuild. The file is read and checked whole first: a file that cannot
+ * be read or parsed, of another format or version, or with a bad entry is rejected
+ * (GDN_ERROR_INVALID_ARGUMENT, the message naming the file and the entry) and the table in
+ * force stays. An entry naming a variant this build lacks is kept: its bucket falls back to
+ * the default rule, as with a compiled table. NULL restores the table built in. Safe to call
+ * while other threads dispatch: a call sees either table whole. */
+gdn_status gdn_load_dispatch_table(const char* path);
 
 const char* gdn_status_string(gdn_status s);
 /* The message of the last failing call on this thread ("" when none). */

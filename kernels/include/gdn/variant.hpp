@@ -12,8 +12,6 @@
 
 namespace gdn {
 
-enum class Pass : std::uint8_t { Forward = 0, Backward = 1 };
-
 struct Implementable {
   bool ok;
   std::string reason;  // why not, naming the field or problem property; "" when ok
@@ -22,7 +20,9 @@ struct Implementable {
 class Variant {
  public:
   virtual ~Variant() = default;
-  virtual Pass pass() const = 0;
+  // The config's pass (KernelConfig::pass); virtual only for variants written before the
+  // config carried it.
+  virtual Pass pass() const { return config().pass; }
   virtual const KernelConfig& config() const = 0;
   virtual const std::string& name() const = 0;
   // One line for humans: family, tile shape, threads, shared memory.
@@ -30,7 +30,8 @@ class Variant {
   // check_config plus problem-dependent rules (head dims, dtypes, lengths). Host only.
   virtual Implementable can_implement(const gdn_problem& p) const = 0;
   virtual size_t workspace_bytes(const gdn_problem& p) const = 0;
-  // Arguments are validated by the caller (gdn_validate_*); run only launches.
+  // Arguments are validated by the caller (gdn_validate_*); run only launches, executing the
+  // launch plan of its pass (gdn/launch_plan.hpp) for a.launch's pins.
   virtual gdn_status run_fwd(const gdn_problem& p, const gdn_fwd_args& a,
                              gdn_stream_t s) const = 0;
   virtual gdn_status run_bwd(const gdn_problem& p, const gdn_bwd_args& a,

@@ -9,7 +9,12 @@
 
 namespace gdn {
 
-// How a forward variant is built.
+// Which pass a variant computes: the config carries it, so a backward variant's name, database
+// row and dispatch-table entries come from its own config (gdn_bwd_...), never from a forward
+// name.
+enum class Pass : std::uint8_t { Forward = 0, Backward = 1 };
+
+// How a variant is built.
 //  Staged: the multi-kernel decomposition (chunk cumsum, gate-free inverse, state recurrence,
 //          output), each a separate launch; the correctness baseline.
 //  Fused:  one CTA per (sequence or segment, v-head, V-block) loops over chunks, state in
@@ -27,14 +32,16 @@ enum class Family : std::uint8_t { Staged = 0, Fused = 1 };
 //                    only the shared-memory ring, no barrier between them inside a chunk.
 enum class WarpRoles : std::uint8_t { Cooperative = 0, ProducerConsumer = 1, ColumnWarps = 2 };
 
+// What is compiled per variant. The launch decisions that depend on the problem (prepare
+// overlap, fix-up width, ...) are not here: they are fields of the launch plan
+// (gdn/launch_plan.hpp), computed per call.
 struct KernelConfig {
+  Pass pass = Pass::Forward;
   Family family = Family::Staged;
   int block_v = 64;            // V columns per CTA: 32 | 64 | 128
   int stages = 2;              // shared-memory ring depth: 2 | 3 (fused only)
   WarpRoles roles = WarpRoles::Cooperative;
-  int consumer_regs = 0;       // setmaxnreg for math warpgroups; 0 = compiler default
   int cp_segment_chunks = 0;   // exact context parallelism: segment length in chunks, 0 = off
-  int chains_per_cta = 1;      // independent (head or segment) chains interleaved per CTA
 
   friend constexpr bool operator==(const KernelConfig&, const KernelConfig&) = default;
 };
@@ -58,25 +65,15 @@ constexpr ConfigCheck check_config(const KernelConfig& c) {
       (!is_power_of_two(c.cp_segment_chunks) || c.cp_segment_chunks < 4 ||
        c.cp_segment_chunks > 256))
     return {false, "cp_segment_chunks must be 0 (off) or a power of two in [4, 256]"};
-  if (c.chains_per_cta != 1 && c.chains_per_cta != 2)
-    return {false, "chains_per_cta must be 1 or 2"};
-  if (c.consumer_regs != 0 && (c.consumer_regs < 24 || c.consumer_regs > 256 ||
-                               c.consumer_regs % 8 != 0))
-    return {false, "consumer_regs must be 0 or a multiple of 8 in [24, 256]"};
   if (c.family == Family::Staged) {
-    if (c.stages != 2 || c.roles != WarpRoles::Cooperative || c.consumer_regs != 0 ||
-        c.chains_per_cta != 1)
-      return {false, "the staged family has no ring, roles, register split or chain knobs"};
-  }
-  if (c.family == Family::Fused) {
-    if (c.roles != WarpRoles::ProducerConsumer && c.consumer_regs != 0)
-      return {false, "setmaxnreg needs the producer/consumer warp roles"};
+    if (c.stages != 2 || c.roles != WarpRoles::Cooperative)
+      return {false, "the staged family has no ring or warp-role knobs"};
   }
   return {true, ""};
 }
 
 // Deterministic procedural name: file names, filters, NVTX ranges, CLI, DB column.
-// e.g. gdn_fwd_sm90_staged_v64_cp0, gdn_fwd_sm90_fused_v64_s2_pc_r232_cp16_x2
+// e.g. gdn_fwd_sm90_staged_v64_cp0, gdn_bwd_sm90_staged_v64_cp0, gdn_fwd_sm90_fused_v64_s2_cw_cp16
 std::string config_name(const KernelConfig& c);
 
 }  // namespace gdn

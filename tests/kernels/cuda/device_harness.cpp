@@ -162,11 +162,12 @@ gdn_bwd_args bwd_args(const DeviceCase& dc, const BwdOutputs& out, const DeviceB
   return a;
 }
 
-FwdRun run_forward(const Variant& variant, const DeviceCase& dc) {
+FwdRun run_forward(const Variant& variant, const DeviceCase& dc, const gdn_launch_options* pins) {
   const FwdOutputs out(dc);
   DeviceBuffer ws(variant.workspace_bytes(dc.problem));
   ws.poison();  // the kernels must not depend on workspace contents
-  const gdn_fwd_args a = fwd_args(dc, out, ws);
+  gdn_fwd_args a = fwd_args(dc, out, ws);
+  a.launch = pins;
   FwdRun r;
   EventTimer timer;
   r.status = variant.run_fwd(dc.problem, a, nullptr);

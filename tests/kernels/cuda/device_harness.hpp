@@ -101,7 +101,9 @@ struct BwdOutputs {
 gdn_fwd_args fwd_args(const DeviceCase& dc, const FwdOutputs& out, const DeviceBuffer& ws);
 gdn_bwd_args bwd_args(const DeviceCase& dc, const BwdOutputs& out, const DeviceBuffer& ws);
 
-FwdRun run_forward(const Variant& variant, const DeviceCase& dc);
+// pins: the call's launch-plan pins (gdn_fwd_args::launch; nullptr: the default rules).
+FwdRun run_forward(const Variant& variant, const DeviceCase& dc,
+                   const gdn_launch_options* pins = nullptr);
 BwdRun run_backward(const Variant& variant, const DeviceCase& dc, const RunOptions& opt = {});
 
 // The registered variants of one pass.

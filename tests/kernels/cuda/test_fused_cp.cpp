@@ -2,17 +2,20 @@
 // and the non-CP fused variant of its V-block width within the forward tolerance, on ragged
 // packed batches whose sequences span many segments (lengths 0, 1, partial last chunks), in
 // both state layouts, with and without h0; the column-warp ones also with each sequence's
-// first segment run in pass 1 (GDN_CP_FIRST_SEGMENT=1; the rule takes it only for long
-// single sequences with many heads), and the 64-column ones on single sequences also with the
-// prepare split around pass 1 (GDN_PREPARE_TAIL=1: the last segment's chunks prepared beside
-// pass 1; the rule takes it only where pass 1 has more than one wave).
+// first segment run in pass 1 (the plan pin cp_first_segment = 1; the rule takes it only for
+// long single sequences with many heads), and the 64-column ones on single sequences also
+// with the prepare split around pass 1 (the pin prepare_split = 1: the last segment's chunks
+// prepared beside pass 1; the rule takes it only where pass 1 has more than one wave), and
+// with each fix-up width (the pin fixup_cols).
 #include <gtest/gtest.h>
 
 #include <map>
+#include <tuple>
 #include <utility>
 
+#include "gdn/launch_plan.hpp"
+
 #include "device_harness.hpp"
-#include "scoped_env.hpp"
 #include "gdn/testing/random.hpp"
 #include "gdn/testing/shapes.hpp"
 #include "slice_check.hpp"
@@ -24,7 +27,7 @@ struct CpCase {
   std::string name;
   ref::Shape shape;
   bool with_h0;
-  bool one_sequence = false;  // the prepare split around pass 1 can run (prepare_tail.hpp)
+  bool one_sequence = false;  // the prepare split around pass 1 can run (gdn/launch_plan.hpp)
 };
 
 std::vector<CpCase> cp_cases() {
@@ -76,15 +79,18 @@ TEST(FusedContextParallel, MatchesOracleAndNonCpPath) {
     const DeviceCase dc(c, i % 2 == 1);
     std::map<const Variant*, DeviceFwdResult> twins;
     for (const Variant* v : cp_variants)
-      for (const auto& [first_segment, tail] :
-           {std::pair{"0", "0"}, std::pair{"1", "0"}, std::pair{"0", "1"}, std::pair{"1", "1"}}) {
+      for (const auto& [first_segment, tail, fixup] :
+           {std::tuple{0, 0, 8}, std::tuple{1, 0, 16}, std::tuple{0, 1, 32}, std::tuple{1, 1, 8}}) {
       const bool cw = v->config().roles == WarpRoles::ColumnWarps;
-      if (first_segment[0] == '1' && !cw) continue;
-      if (tail[0] == '1' && !(cw && v->config().block_v == 64 && cases[i].one_sequence)) continue;
-      const ScopedEnv setting("GDN_CP_FIRST_SEGMENT", first_segment);
-      const ScopedEnv tail_setting("GDN_PREPARE_TAIL", tail);
-      SCOPED_TRACE(v->name() + " on " + cases[i].name + ", GDN_CP_FIRST_SEGMENT=" + first_segment +
-                   ", GDN_PREPARE_TAIL=" + tail);
+      if (first_segment == 1 && !cw) continue;
+      if (tail == 1 && !(cw && v->config().block_v == 64 && cases[i].one_sequence)) continue;
+      gdn_launch_options pins;
+      gdn_launch_options_init(&pins);
+      pins.cp_first_segment = first_segment;
+      pins.prepare_split = tail;
+      if (tail == 1) pins.prepare_overlap = 0;  // the split follows a prepare not overlapped
+      pins.fixup_cols = fixup;
+      SCOPED_TRACE(v->name() + " on " + cases[i].name + ", pins " + pins_suffix(pins));
       ASSERT_TRUE(v->can_implement(dc.problem).ok) << v->can_implement(dc.problem).reason;
       const Variant* twin = non_cp_twin(*v);
       ASSERT_NE(twin, nullptr) << "no non-CP fused variant with block_v " << v->config().block_v;
@@ -93,7 +99,7 @@ TEST(FusedContextParallel, MatchesOracleAndNonCpPath) {
         ASSERT_EQ(base.status, GDN_OK);
         twins[twin] = base.out;
       }
-      const FwdRun got = run_forward(*v, dc);
+      const FwdRun got = run_forward(*v, dc, &pins);
       ASSERT_EQ(got.status, GDN_OK);
       const CheckReport vs_oracle = check_forward(c, r, got.out);
       EXPECT_TRUE(vs_oracle.passed()) << vs_oracle.summary();
@@ -106,12 +112,11 @@ TEST(FusedContextParallel, MatchesOracleAndNonCpPath) {
       if (!base.ht.empty()) {
         const OutputCheck ht = check_output("ht_vs_noncp", got.out.ht, to_double(base.ht), 5e-3);
         EXPECT_TRUE(ht.passed()) << ht.describe();
-        std::printf("  %s %s (first segment in pass 1: %s, prepare tail: %s): o vs non-CP %.2e, "
-                    "ht vs non-CP %.2e\n",
-                    cases[i].name.c_str(), v->name().c_str(), first_segment, tail, o.rel_rms,
+        std::printf("  %s %s (pins %s): o vs non-CP %.2e, ht vs non-CP %.2e\n",
+                    cases[i].name.c_str(), v->name().c_str(), pins_suffix(pins).c_str(), o.rel_rms,
                     ht.rel_rms);
       }
-      const FwdRun again = run_forward(*v, dc);
+      const FwdRun again = run_forward(*v, dc, &pins);
       EXPECT_TRUE(same_bits(got.out, again.out)) << "rerun differs: not deterministic";
       }
   }

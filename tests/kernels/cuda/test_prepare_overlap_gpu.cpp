@@ -10,7 +10,6 @@
 #include <string>
 
 #include "device_harness.hpp"
-#include "scoped_env.hpp"
 #include "gdn/testing/random.hpp"
 #include "gdn/testing/shapes.hpp"
 #include "slice_check.hpp"
@@ -38,10 +37,13 @@ std::vector<OverlapCase> overlap_cases() {
   };
 }
 
-// GDN_PREPARE_OVERLAP for one scope.
-struct OverlapSetting : ScopedEnv {
-  explicit OverlapSetting(const char* value) : ScopedEnv("GDN_PREPARE_OVERLAP", value) {}
-};
+// The launch plan's prepare overlap pinned to `mode` (GDN_PLAN_RULE: the rule decides).
+gdn_launch_options overlap_pin(int mode) {
+  gdn_launch_options o;
+  gdn_launch_options_init(&o);
+  o.prepare_overlap = mode;
+  return o;
+}
 
 TEST(FusedPrepareOverlap, SameBitsBesideAndAfterThePrepareKernel) {
   if (!hopper_available()) GTEST_SKIP() << "skipped: no CUDA device";
@@ -63,23 +65,11 @@ TEST(FusedPrepareOverlap, SameBitsBesideAndAfterThePrepareKernel) {
     for (const Variant* v : narrow_cw) {
       SCOPED_TRACE(v->name() + " on " + cases[i].name);
       ASSERT_TRUE(v->can_implement(dc.problem).ok) << v->can_implement(dc.problem).reason;
-      FwdRun after, beside, alone, by_rule;
-      {
-        const OverlapSetting off("0");
-        after = run_forward(*v, dc);
-      }
-      {
-        const OverlapSetting on("1");
-        beside = run_forward(*v, dc);
-      }
-      {
-        const OverlapSetting exclusive("2");
-        alone = run_forward(*v, dc);
-      }
-      {
-        const OverlapSetting rule(nullptr);
-        by_rule = run_forward(*v, dc);
-      }
+      const gdn_launch_options off = overlap_pin(0), on = overlap_pin(1), exclusive = overlap_pin(2);
+      const FwdRun after = run_forward(*v, dc, &off);
+      const FwdRun beside = run_forward(*v, dc, &on);
+      const FwdRun alone = run_forward(*v, dc, &exclusive);
+      const FwdRun by_rule = run_forward(*v, dc);
       ASSERT_EQ(after.status, GDN_OK);
       ASSERT_EQ(beside.status, GDN_OK);
       ASSERT_EQ(alone.status, GDN_OK);

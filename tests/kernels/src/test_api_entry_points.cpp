@@ -85,43 +85,68 @@ TEST(EntryPoints, ValidateBeforeAnythingElse) {
                          {"gdn_fwd", "a:", "NULL"}));
 }
 
-// Sets the library override `name` to each of `bad` in turn, expects gdn_fwd to reject it
-// naming the variable, its values (`values`, a fragment of the message) and the value given,
-// and gdn_bwd to reject it naming the variable; restores what was set before.
-void expect_env_rejected(const char* name, std::initializer_list<const char*> bad,
-                         const std::string& values) {
-  const char* saved = std::getenv(name);
-  const std::string restore = saved ? saved : "";
+// The plan pins of a call (a->launch): each field GDN_PLAN_RULE or a value it takes; anything
+// else is rejected before the device is looked at, naming the field, its values and the value
+// given, by gdn_fwd and gdn_bwd alike.
+TEST(EntryPoints, RejectInvalidLaunchOptions) {
   const gdn_problem p = valid_batched_problem();
-  const gdn_fwd_args fwd = valid_fwd_args();
-  const gdn_bwd_args bwd = valid_bwd_args();
-  for (const char* value : bad) {
-    ASSERT_EQ(setenv(name, value, 1), 0);
+  struct Case {
+    std::int32_t gdn_launch_options::*field;
+    int value;
+    std::string name, values;
+  };
+  const Case cases[] = {
+      {&gdn_launch_options::prepare_overlap, 3, "prepare_overlap", "2 (SMs of its own)"},
+      {&gdn_launch_options::cp_first_segment, 2, "cp_first_segment", "0 or 1"},
+      {&gdn_launch_options::prepare_split, -2, "prepare_split", "0 or 1"},
+      {&gdn_launch_options::prepare_heads, 0, "prepare_heads", "1 to 8"},
+      {&gdn_launch_options::fixup_cols, 12, "fixup_cols", "8, 16 or 32"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    gdn_launch_options o;
+    gdn_launch_options_init(&o);
+    o.*c.field = c.value;
+    gdn_fwd_args fwd = valid_fwd_args();
+    fwd.launch = &o;
+    gdn_bwd_args bwd = valid_bwd_args();
+    bwd.launch = &o;
     EXPECT_TRUE(fails_with(gdn_fwd(&p, &fwd, nullptr), GDN_ERROR_INVALID_ARGUMENT,
-                           {"gdn_fwd", name, values, std::string("\"") + value + "\""}));
+                           {"gdn_fwd", "a->launch->" + c.name, c.values, "got " + std::to_string(c.value)}));
     EXPECT_TRUE(fails_with(gdn_bwd(&p, &bwd, nullptr), GDN_ERROR_INVALID_ARGUMENT,
-                           {"gdn_bwd", name}));
+                           {"gdn_bwd", "a->launch->" + c.name}));
   }
-  if (saved)
-    setenv(name, restore.c_str(), 1);
-  else
-    unsetenv(name);
 }
 
-// GDN_PREPARE_OVERLAP takes unset, empty, 0, 1 or 2; anything else is rejected before the
-// device is looked at, naming the variable, its values and the value given.
-TEST(EntryPoints, RejectAnInvalidPrepareOverlapSetting) {
-  expect_env_rejected("GDN_PREPARE_OVERLAP", {"3", "on", "00", " 1"}, "0 (never");
+// A heads pin must divide the problem's group of value heads per k head.
+TEST(EntryPoints, RejectPrepareHeadsThatDoNotDivideTheGroup) {
+  const gdn_problem p = valid_batched_problem();
+  ASSERT_EQ(p.Hv / p.Hk, 4);  // 2 / 8 heads
+  gdn_launch_options o;
+  gdn_launch_options_init(&o);
+  o.prepare_heads = 3;
+  gdn_fwd_args fwd = valid_fwd_args();
+  fwd.launch = &o;
+  EXPECT_TRUE(fails_with(gdn_fwd(&p, &fwd, nullptr), GDN_ERROR_INVALID_ARGUMENT,
+                         {"gdn_fwd", "a->launch->prepare_heads", "divisor of Hv / Hk"}));
 }
 
-// GDN_CP_FIRST_SEGMENT takes unset, empty, 0 or 1, checked the same way.
-TEST(EntryPoints, RejectAnInvalidCpFirstSegmentSetting) {
-  expect_env_rejected("GDN_CP_FIRST_SEGMENT", {"2", "on", "01"}, "0 (CP pass 1 never");
-}
-
-// GDN_PREPARE_TAIL takes unset, empty, 0 or 1, checked the same way.
-TEST(EntryPoints, RejectAnInvalidPrepareTailSetting) {
-  expect_env_rejected("GDN_PREPARE_TAIL", {"2", "yes", "10"}, "0 (never split");
+// The options start at the rule, and the rule is accepted (the call then fails only for want
+// of a device, or runs).
+TEST(EntryPoints, LaunchOptionsInitIsTheRule) {
+  gdn_launch_options o;
+  o.prepare_overlap = 5;
+  gdn_launch_options_init(&o);
+  EXPECT_EQ(o.prepare_overlap, GDN_PLAN_RULE);
+  EXPECT_EQ(o.cp_first_segment, GDN_PLAN_RULE);
+  EXPECT_EQ(o.prepare_split, GDN_PLAN_RULE);
+  EXPECT_EQ(o.prepare_heads, GDN_PLAN_RULE);
+  EXPECT_EQ(o.fixup_cols, GDN_PLAN_RULE);
+  const gdn_problem p = valid_batched_problem();
+  EXPECT_EQ(gdn_validate_fwd(&p, nullptr), GDN_ERROR_INVALID_ARGUMENT);
+  gdn_fwd_args fwd = valid_fwd_args();
+  fwd.launch = &o;
+  EXPECT_EQ(gdn_validate_fwd(&p, &fwd), GDN_OK) << gdn_last_error();
 }
 
 TEST(EntryPoints, WorkspaceSizeOfAnInvalidProblemIsZeroWithAMessage) {

@@ -29,14 +29,12 @@ KernelConfig staged(int block_v) {
   return c;
 }
 
-KernelConfig fused(int block_v, int cp = 0, int chains = 1,
-                   WarpRoles roles = WarpRoles::ProducerConsumer) {
+KernelConfig fused(int block_v, int cp = 0, WarpRoles roles = WarpRoles::ProducerConsumer) {
   KernelConfig c;
   c.family = Family::Fused;
   c.block_v = block_v;
   c.roles = roles;
   c.cp_segment_chunks = cp;
-  c.chains_per_cta = chains;
   return c;
 }
 
@@ -144,12 +142,6 @@ TEST(DefaultSelection, KeepsContextParallelismOffForShortSequences) {
   EXPECT_EQ(space.pick(shape(1, 512, 8)), gdn::config_name(fused(64, 0)));  // 8 chunks < 16
 }
 
-TEST(DefaultSelection, InterleavesTwoChainsOnlyWithTwoFullWaves) {
-  const Space space({fused(128, 0, 1), fused(128, 0, 2)});
-  EXPECT_EQ(space.pick(shape(64, 1024, 64)), gdn::config_name(fused(128, 0, 2)));  // 4096 CTAs
-  EXPECT_EQ(space.pick(shape(2, 1024, 64)), gdn::config_name(fused(128, 0, 1)));   // 128 CTAs
-}
-
 TEST(DefaultSelection, ReadsTheSmCount) {
   const Space space({fused(64), fused(128)});
   SelectionInput in = shape(1, 1024, 96);  // 96 chains
@@ -180,8 +172,8 @@ gdn::Variant::Resources resident(int ctas_per_sm, int threads) {
 }
 
 TEST(DefaultSelection, TakesTheWarpRolesWithMoreResidentWarps) {
-  const KernelConfig coop = fused(64, 0, 1, WarpRoles::Cooperative);
-  const KernelConfig pc = fused(64, 0, 1, WarpRoles::ProducerConsumer);
+  const KernelConfig coop = fused(64, 0, WarpRoles::Cooperative);
+  const KernelConfig pc = fused(64, 0, WarpRoles::ProducerConsumer);
   // One cooperative CTA of 4 warps per SM against one producer/consumer CTA of 8: the latter,
   // whatever the CTA count and the registry order.
   const Space space({{coop, resident(1, 128)}, {pc, resident(1, 256)}});
@@ -193,8 +185,8 @@ TEST(DefaultSelection, TakesTheWarpRolesWithMoreResidentWarps) {
 }
 
 TEST(DefaultSelection, EqualWarpsTakeProducerConsumerOnlyAtOneCtaPerSm) {
-  const KernelConfig coop = fused(32, 0, 1, WarpRoles::Cooperative);
-  const KernelConfig pc = fused(32, 0, 1, WarpRoles::ProducerConsumer);
+  const KernelConfig coop = fused(32, 0, WarpRoles::Cooperative);
+  const KernelConfig pc = fused(32, 0, WarpRoles::ProducerConsumer);
   // Two cooperative CTAs of 4 warps or one producer/consumer CTA of 8: 8 warps either way.
   const Space space({{coop, resident(2, 128)}, {pc, resident(1, 256)}});
   EXPECT_EQ(space.pick(shape(4, 8192, 8)), gdn::config_name(pc));     // 128 CTAs <= 132 SMs
@@ -206,9 +198,9 @@ TEST(DefaultSelection, EqualWarpsTakeProducerConsumerOnlyAtOneCtaPerSm) {
 }
 
 TEST(DefaultSelection, TakesTheColumnWarpLoopWhenThereIsOne) {
-  const KernelConfig cw = fused(64, 0, 1, WarpRoles::ColumnWarps);
-  const KernelConfig pc = fused(64, 0, 1, WarpRoles::ProducerConsumer);
-  const KernelConfig coop = fused(32, 0, 1, WarpRoles::Cooperative);
+  const KernelConfig cw = fused(64, 0, WarpRoles::ColumnWarps);
+  const KernelConfig pc = fused(64, 0, WarpRoles::ProducerConsumer);
+  const KernelConfig coop = fused(32, 0, WarpRoles::Cooperative);
   // Whatever the resources say about the others (more resident warps, registry order first).
   const Space space({{pc, resident(1, 256)}, {coop, resident(4, 128)}, {cw, resident(2, 128)}});
   EXPECT_EQ(space.pick(shape(1, 32768, 64)), gdn::config_name(cw));
@@ -223,8 +215,8 @@ TEST(DefaultSelection, ColumnWarpContextParallelismCountsOneCtaPerSm) {
   // 1 x 8 chains x 2 V-blocks of 64 columns: 16 CTAs. Against one CTA per SM (132 slots)
   // 64-chunk segments of 32768 tokens (8 x 16 = 128 CTAs) are the longest that fill 3/4;
   // counted at the loop's two CTAs per SM (264 slots) it would take 32-chunk segments.
-  const auto cw = [](int cp) { return fused(64, cp, 1, WarpRoles::ColumnWarps); };
-  const auto pc = [](int cp) { return fused(64, cp, 1, WarpRoles::ProducerConsumer); };
+  const auto cw = [](int cp) { return fused(64, cp, WarpRoles::ColumnWarps); };
+  const auto pc = [](int cp) { return fused(64, cp, WarpRoles::ProducerConsumer); };
   const Space cw_space({{cw(32), resident(2, 128)}, {cw(64), resident(2, 128)}});
   EXPECT_EQ(cw_space.pick(shape(1, 32768, 8)), gdn::config_name(cw(64)));
   // The other layouts keep counting their resident CTAs.
@@ -233,7 +225,7 @@ TEST(DefaultSelection, ColumnWarpContextParallelismCountsOneCtaPerSm) {
 }
 
 TEST(DefaultSelection, ColumnWarpContextParallelismFollowsTheSession5Sweep) {
-  const auto cw = [](int cp) { return fused(64, cp, 1, WarpRoles::ColumnWarps); };
+  const auto cw = [](int cp) { return fused(64, cp, WarpRoles::ColumnWarps); };
   const Space space({{cw(0), resident(2, 128)}, {cw(4), resident(2, 128)},
                      {cw(16), resident(2, 128)}, {cw(64), resident(2, 128)},
                      {cw(128), resident(2, 128)}, {cw(256), resident(2, 128)}});

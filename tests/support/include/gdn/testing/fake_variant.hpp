@@ -11,7 +11,9 @@ namespace gdn::testing {
 class FakeVariant final : public Variant {
  public:
   FakeVariant(Pass pass, KernelConfig config, std::string name, bool implementable = true)
-      : pass_(pass), config_(config), name_(std::move(name)), implementable_(implementable) {}
+      : pass_(pass), config_(config), name_(std::move(name)), implementable_(implementable) {
+    config_.pass = pass;  // the config carries the pass, as a registered variant's does
+  }
   explicit FakeVariant(const Variant& real, bool implementable = true)
       : FakeVariant(real.pass(), real.config(), real.name(), implementable) {}
 

@@ -1,0 +1,135 @@
+// The launch plan: every shape-dependent launch decision of one call, as data. One pure
+// function per pass computes it from (config, problem, device) and the pins of the call
+// (gdn_launch_options: the dispatch table's entry, then the caller's). The kernels execute a
+// plan and read nothing else (no environment, no files); the lab sweeps the pins as
+// dimensions beside the config's and records the plan of every result; the dispatch table
+// carries the winning pins. Host-only and pure, so every rule is tested without a GPU.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "gdn/gdn.h"
+#include "gdn/variant_config.hpp"
+
+namespace gdn {
+
+// What a plan reads of a problem: host-side facts only (dispatch never copies cu_seqlens).
+struct PlanShape {
+  std::int64_t num_seqs = 0;    // N (B without cu_seqlens)
+  std::int64_t max_chunks = 0;  // size of the chunk table: a bound on the chunks of all sequences
+  int hv = 0;
+  int hk = 0;
+};
+// Of a validated problem.
+PlanShape plan_shape(const gdn_problem& p);
+
+// What a plan reads of the device.
+struct PlanDevice {
+  int sm_count = 132;
+};
+
+// How the fused forward's first chunk loop runs against the prepare kernel:
+//   None:      after it has completed;
+//   Shared:    beside it (its programmatic dependent, polling per-chunk ready counts), on SMs
+//              shared with a persistent prepare grid of two CTAs per SM;
+//   Exclusive: beside it, the prepare grid leaving as many SMs as the loop has CTAs, the
+//              loop's CTAs (padded past half an SM's shared memory) taking those one each.
+enum class OverlapMode : std::uint8_t { None = 0, Shared = 1, Exclusive = 2 };
+
+struct ForwardPlan {
+  int cp_segment_chunks = 0;  // CP segment length in chunks (the config's; 0: no CP)
+  OverlapMode prepare_overlap = OverlapMode::None;
+  bool first_segment_in_pass1 = false;  // CP pass 1 runs each first segment as its output
+  std::int64_t prepare_split_chunk = 0; // first chunk of the tail prepare grid; 0: no split
+  int prepare_heads = 1;       // v-heads per CTA of the (first) prepare grid
+  int tail_prepare_heads = 1;  // v-heads per CTA of the tail prepare grid (beside CP pass 1)
+  int fixup_cols = 0;          // state columns per CP fix-up CTA (8, 16, 32); 0 without CP
+  std::int64_t first_loop_ctas = 0;  // CTAs of the first chunk-loop launch (SMs reserved when
+                                     // the overlap is exclusive)
+  friend bool operator==(const ForwardPlan&, const ForwardPlan&) = default;
+};
+
+// The backward's decisions. The staged backward runs the forward recurrence (its prepare
+// kernel) and then the reverse pass in block_v-column V-blocks; a new backward family adds its
+// fields here and computes them in plan_backward.
+struct BackwardPlan {
+  int cp_segment_chunks = 0;  // CP segment length in chunks (0: one chain per sequence)
+  int block_v = 64;           // V-block width of the reverse pass
+  int prepare_heads = 1;      // v-heads per CTA of the recurrence's prepare grid
+  friend bool operator==(const BackwardPlan&, const BackwardPlan&) = default;
+};
+
+// pins: nullptr or a validated gdn_launch_options (check_launch_options); a pinned field is
+// applied wherever the config runs that mechanism.
+ForwardPlan plan_forward(const KernelConfig& c, const PlanShape& s, const PlanDevice& d,
+                         const gdn_launch_options* pins = nullptr);
+BackwardPlan plan_backward(const KernelConfig& c, const PlanShape& s, const PlanDevice& d,
+                           const gdn_launch_options* pins = nullptr);
+
+// ---- pins --------------------------------------------------------------------------------
+
+inline constexpr gdn_launch_options kRulePins{GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE,
+                                              GDN_PLAN_RULE, GDN_PLAN_RULE};
+
+// The pinnable fields, in gdn_launch_options order: the lab's plan dimensions, the database's
+// plan columns and the dispatch table's plan object all iterate this list.
+struct PlanField {
+  std::string_view name;   // the C field's name: "prepare_overlap"
+  std::string_view token;  // in candidate names: "ov" (gdn_fwd_..._cp16+ov2)
+  std::int32_t gdn_launch_options::*member;
+  std::span<const int> values;  // the values the field takes (besides GDN_PLAN_RULE)
+  std::string_view meaning;     // of the values, for error messages and `gdnlab space`
+};
+namespace plan_values {
+inline constexpr int kOverlap[] = {0, 1, 2};
+inline constexpr int kOnOff[] = {0, 1};
+inline constexpr int kHeads[] = {1, 2, 3, 4, 5, 6, 7, 8};
+inline constexpr int kFixupCols[] = {8, 16, 32};
+}  // namespace plan_values
+inline constexpr std::array<PlanField, 5> kPlanFields{{
+    {"prepare_overlap", "ov", &gdn_launch_options::prepare_overlap, plan_values::kOverlap,
+     "0 (after the prepare kernel), 1 (shared SMs) or 2 (SMs of its own)"},
+    {"cp_first_segment", "fs", &gdn_launch_options::cp_first_segment, plan_values::kOnOff,
+     "0 or 1 (CP pass 1 runs each first segment's output)"},
+    {"prepare_split", "ps", &gdn_launch_options::prepare_split, plan_values::kOnOff,
+     "0 or 1 (the last segment's prepare beside CP pass 1)"},
+    {"prepare_heads", "ph", &gdn_launch_options::prepare_heads, plan_values::kHeads,
+     "1 to 8, a divisor of Hv / Hk (value heads per prepare CTA)"},
+    {"fixup_cols", "fx", &gdn_launch_options::fixup_cols, plan_values::kFixupCols,
+     "8, 16 or 32 (state columns per fix-up CTA)"},
+}};
+const PlanField* find_plan_field(std::string_view name);
+
+inline bool same_pins(const gdn_launch_options& a, const gdn_launch_options& b) {
+  for (const PlanField& f : kPlanFields)
+    if (a.*f.member != b.*f.member) return false;
+  return true;
+}
+inline bool all_rule(const gdn_launch_options& o) { return same_pins(o, kRulePins); }
+
+// "" when every field is GDN_PLAN_RULE, else "+ov2+ph4" (tokens in field order): appended to a
+// variant's name, it names one candidate of a sweep (distinct pins, distinct names).
+inline std::string pins_suffix(const gdn_launch_options& o) {
+  std::string out;
+  for (const PlanField& f : kPlanFields)
+    if (o.*f.member != GDN_PLAN_RULE)
+      out += "+" + std::string(f.token) + std::to_string(o.*f.member);
+  return out;
+}
+// The inverse: the pins of a suffix ("" gives kRulePins); false with *error set when a token
+// is unknown, repeated, out of order or has a value the field does not take.
+bool parse_pins_suffix(std::string_view suffix, gdn_launch_options* out, std::string* error);
+
+// "" when o is acceptable for a problem whose value heads come in groups of `group` (Hv / Hk;
+// 0: not known), else a message naming the field, what it takes and the value given.
+std::string check_launch_options(const gdn_launch_options& o, int group);
+
+// Whether pinning `field` can change what config c launches (the mechanism exists in it for
+// some problem): the lab sweeps only these.
+bool plan_field_applies(const KernelConfig& c, const PlanField& field);
+
+}  // namespace gdn

@@ -1,0 +1,309 @@
+// The launch plan (gdn/launch_plan.hpp), host only: the default rules of the forward plan
+// (prepare overlap, CP first segment, prepare split, prepare heads, fix-up width), the pins
+// that override them, the backward plan, and the pins' names and checks.
+#include <gtest/gtest.h>
+
+#include "gdn/launch_plan.hpp"
+
+namespace gdn {
+namespace {
+
+KernelConfig fused_config(WarpRoles roles, int block_v, int cp) {
+  KernelConfig c;
+  c.family = Family::Fused;
+  c.roles = roles;
+  c.block_v = block_v;
+  c.cp_segment_chunks = cp;
+  return c;
+}
+KernelConfig column_warps(int block_v, int cp) {
+  return fused_config(WarpRoles::ColumnWarps, block_v, cp);
+}
+
+gdn_launch_options pin(std::int32_t gdn_launch_options::*field, int value) {
+  gdn_launch_options o = kRulePins;
+  o.*field = value;
+  return o;
+}
+
+// The plan of a problem of `seqs` sequences over `chunks` chunks (table size), Hv value heads
+// in groups of `group`, on `sms` SMs.
+ForwardPlan fwd(const KernelConfig& c, std::int64_t seqs, std::int64_t chunks, int hv, int sms,
+                const gdn_launch_options& pins = kRulePins, int group = 1) {
+  return plan_forward(c, PlanShape{seqs, chunks, hv, hv / group}, PlanDevice{sms}, &pins);
+}
+std::int64_t ctas(const KernelConfig& c, std::int64_t seqs, std::int64_t chunks, int hv) {
+  return fwd(c, seqs, chunks, hv, 132).first_loop_ctas;
+}
+OverlapMode overlap(const KernelConfig& c, std::int64_t seqs, std::int64_t chunks, int hv,
+                    int sms, int pin_value = GDN_PLAN_RULE) {
+  return fwd(c, seqs, chunks, hv, sms, pin(&gdn_launch_options::prepare_overlap, pin_value))
+      .prepare_overlap;
+}
+bool first_segment(const KernelConfig& c, std::int64_t seqs, std::int64_t chunks, int hv, int sms,
+                   int pin_value = GDN_PLAN_RULE) {
+  return fwd(c, seqs, chunks, hv, sms, pin(&gdn_launch_options::cp_first_segment, pin_value))
+      .first_segment_in_pass1;
+}
+// The split chunk with the overlap pinned to `overlap_pin` (the rule when GDN_PLAN_RULE).
+std::int64_t split(const KernelConfig& c, std::int64_t seqs, std::int64_t chunks, int hv, int sms,
+                   int pin_value = GDN_PLAN_RULE, int overlap_pin = 0) {
+  gdn_launch_options o = pin(&gdn_launch_options::prepare_split, pin_value);
+  o.prepare_overlap = overlap_pin;
+  return fwd(c, seqs, chunks, hv, sms, o).prepare_split_chunk;
+}
+int fixup(std::int64_t seqs, int hv, int sms) {
+  return fwd(column_warps(64, 64), seqs, 512, hv, sms).fixup_cols;
+}
+
+// The first loop launch: the Output pass without CP; CP pass 1's working CTAs with it.
+TEST(LaunchPlan, CountsTheFirstLoopLaunch) {
+  // 1 x 16384 tokens (256 chunks), Hv 32: 32 heads x 2 V-blocks.
+  EXPECT_EQ(ctas(column_warps(64, 0), 1, 256, 32), 64);
+  EXPECT_EQ(ctas(column_warps(128, 0), 4, 512, 64), 256);
+  // 1 x 32768 (512 chunks) in 64-chunk segments: 7 non-last segments x Hv 8 x 4 [M | N]
+  // blocks, but the first segment's 2 M blocks.
+  EXPECT_EQ(ctas(column_warps(64, 64), 1, 512, 8), (7 * 4 - 2) * 8);
+  // 3 sequences in 9 segments (estimated from 288 chunks in 32-chunk segments): 6 non-last.
+  EXPECT_EQ(ctas(column_warps(64, 32), 3, 288, 2), (6 * 4 - 3 * 2) * 2);
+  // 4 sequences, 5 segments: 1 non-last, a first one.
+  EXPECT_EQ(ctas(column_warps(64, 32), 4, 160, 2), 2 * 2);
+  // Two sequences, one segment each: pass 1 has nothing to do.
+  EXPECT_EQ(ctas(column_warps(64, 128), 2, 128, 48), 0);
+}
+
+TEST(LaunchPlan, OverlapIsExclusiveUpToHalfTheSmsAndSharedUpToAll) {
+  const KernelConfig cw64 = column_warps(64, 0);
+  // 1 x 16384 at 32/32 heads: 64 CTAs on 132 SMs, at most one per two SMs.
+  EXPECT_EQ(overlap(cw64, 1, 256, 32, 132), OverlapMode::Exclusive);
+  // 66 CTAs: exactly half; 67: past it.
+  EXPECT_EQ(overlap(cw64, 1, 256, 33, 132), OverlapMode::Exclusive);
+  EXPECT_EQ(overlap(cw64, 1, 256, 33, 131), OverlapMode::Shared);
+  // 1 x 32768 at 16/64: 128 CTAs, one per SM at most.
+  EXPECT_EQ(overlap(cw64, 1, 512, 64, 132), OverlapMode::Shared);
+  // 4 x 8192 at 16/64: 512 CTAs, four per SM.
+  EXPECT_EQ(overlap(cw64, 4, 512, 64, 132), OverlapMode::None);
+  // The same on GPUs with 512 and 1024 SMs.
+  EXPECT_EQ(overlap(cw64, 4, 512, 64, 512), OverlapMode::Shared);
+  EXPECT_EQ(overlap(cw64, 4, 512, 64, 1024), OverlapMode::Exclusive);
+  // Units shorter than 64 chunks share: 1 x 2048 (32 chunks) at 8/32, 4 x 2048 at 2/8.
+  EXPECT_EQ(overlap(cw64, 1, 32, 32, 132), OverlapMode::Shared);
+  EXPECT_EQ(overlap(cw64, 4, 128, 8, 132), OverlapMode::Shared);
+  EXPECT_EQ(overlap(cw64, 1, 64, 32, 132), OverlapMode::Exclusive);
+  // CP pass 1 of 1 x 32768 at 2/8 in 64-chunk segments: 208 CTAs.
+  EXPECT_EQ(overlap(column_warps(64, 64), 1, 512, 8, 132), OverlapMode::None);
+  // CP pass 1 of 1 x 8192 at 2/8 in 16-chunk segments: (7 x 4 - 2) x 8 = 208 CTAs; in 32-chunk
+  // ones (3 x 4 - 2) x 8 = 80.
+  EXPECT_EQ(overlap(column_warps(64, 16), 1, 128, 8, 132), OverlapMode::None);
+  EXPECT_EQ(overlap(column_warps(64, 32), 1, 128, 8, 132), OverlapMode::Shared);
+  // ... at 2/4 in 32-chunk segments: 40 CTAs, but segments shorter than 64 chunks.
+  EXPECT_EQ(overlap(column_warps(64, 32), 1, 128, 4, 132), OverlapMode::Shared);
+  // ... at 2/8 in 64-chunk segments: (4 - 2) x 8 = 16 CTAs.
+  EXPECT_EQ(overlap(column_warps(64, 64), 1, 128, 8, 132), OverlapMode::Exclusive);
+  // No pass-1 work: nothing would launch beside the prepare kernel.
+  EXPECT_EQ(overlap(column_warps(64, 128), 2, 128, 48, 132), OverlapMode::None);
+}
+
+TEST(LaunchPlan, OnlyTheNarrowColumnWarpLoopOverlapsAndAPinOverridesTheRule) {
+  const KernelConfig cw64 = column_warps(64, 0);
+  // The 128-column loop takes the whole register file; other layouts never poll.
+  for (const int p : {1, 2, GDN_PLAN_RULE}) {
+    EXPECT_EQ(overlap(column_warps(128, 0), 1, 256, 8, 132, p), OverlapMode::None);
+    EXPECT_EQ(overlap(fused_config(WarpRoles::Cooperative, 64, 0), 1, 256, 8, 132, p), OverlapMode::None);
+    KernelConfig staged = cw64;
+    staged.family = Family::Staged;
+    EXPECT_EQ(overlap(staged, 1, 256, 8, 132, p), OverlapMode::None);
+  }
+  EXPECT_EQ(overlap(cw64, 1, 256, 32, 132, 0), OverlapMode::None);
+  EXPECT_EQ(overlap(cw64, 1, 256, 32, 132, 1), OverlapMode::Shared);
+  EXPECT_EQ(overlap(cw64, 4, 512, 64, 132, 1), OverlapMode::Shared);
+  EXPECT_EQ(overlap(cw64, 1, 512, 64, 132, 2), OverlapMode::Exclusive);  // 4 SMs left
+  // Exclusive needs an SM left to the prepare grid and a loop CTA to place: else shared.
+  EXPECT_EQ(overlap(cw64, 1, 512, 66, 132, 2), OverlapMode::Shared);
+  EXPECT_EQ(overlap(column_warps(64, 128), 2, 128, 48, 132, 2), OverlapMode::Shared);
+}
+
+TEST(LaunchPlan, FirstSegmentOnlyPastTwoPassOneCtasPerSm) {
+  const KernelConfig cw64 = column_warps(64, 64);
+  // 1 x 32768 at 16/16 in 64-chunk segments: 416 working CTAs in pass 1, over 2 x 132.
+  ASSERT_EQ(ctas(cw64, 1, 512, 16), 416);
+  EXPECT_TRUE(first_segment(cw64, 1, 512, 16, 132));
+  // The same on a GPU of 208 SMs or more: one wave of two CTAs per SM.
+  EXPECT_FALSE(first_segment(cw64, 1, 512, 16, 208));
+  EXPECT_TRUE(first_segment(cw64, 1, 512, 16, 207));
+  // 1 x 32768 at 8/24 in 128-chunk segments: 240 CTAs (measured 22 % slower with it).
+  EXPECT_FALSE(first_segment(column_warps(64, 128), 1, 512, 24, 132));
+  // 1 x 8192 at 16/16 in 32-chunk segments: 160 CTAs (measured 9 % slower with it).
+  EXPECT_FALSE(first_segment(column_warps(64, 32), 1, 128, 16, 132));
+  // A pin decides for the column-warp loop with CP, and only there.
+  EXPECT_TRUE(first_segment(column_warps(64, 32), 1, 128, 16, 132, 1));
+  EXPECT_FALSE(first_segment(cw64, 1, 512, 16, 132, 0));
+  for (const int p : {GDN_PLAN_RULE, 1}) {
+    EXPECT_FALSE(first_segment(column_warps(64, 0), 1, 512, 64, 132, p));
+    EXPECT_FALSE(first_segment(fused_config(WarpRoles::ProducerConsumer, 64, 64), 1, 512, 64, 132, p));
+    EXPECT_FALSE(first_segment(fused_config(WarpRoles::Cooperative, 64, 64), 1, 512, 64, 132, p));
+  }
+}
+
+TEST(LaunchPlan, SplitsThePrepareAtTheLastSegmentWhenPassOneLeavesRoom) {
+  const KernelConfig cw64 = column_warps(64, 64);
+  const int rule = GDN_PLAN_RULE;
+  // 1 x 32768 at 16/16 in 64-chunk segments: 416 pass-1 CTAs over 2 x 132, 112 slots of the
+  // second wave free; the last segment is chunks 448 .. 511.
+  EXPECT_EQ(split(cw64, 1, 512, 16, 132, rule, rule), 448);
+  // A partial last segment (500 chunks): it starts at 448 all the same.
+  EXPECT_EQ(split(cw64, 1, 500, 16, 132), 448);
+  // Exactly one chunk past a segment boundary: the last segment is that chunk alone.
+  EXPECT_EQ(split(cw64, 1, 449, 16, 132, 1), 448);
+  // 1 x 16384 at 16/16: 160 CTAs in one wave, 104 free.
+  EXPECT_EQ(split(cw64, 1, 256, 16, 132), 192);
+  // 1 x 32768 at 2/8: 208 CTAs, 56 free (under a third of 264): not by the rule, yes pinned.
+  EXPECT_EQ(split(cw64, 1, 512, 8, 132), 0);
+  EXPECT_EQ(split(cw64, 1, 512, 8, 132, 1), 448);
+  // 1 x 8192 at 8/24 in 32-chunk segments: 240 CTAs, 24 free.
+  EXPECT_EQ(split(column_warps(64, 32), 1, 128, 24, 132), 0);
+  // The threshold, a third of the wave: 160 CTAs on 120 SMs leave 80 of 240 free, on 119
+  // SMs 78 of 238.
+  EXPECT_EQ(split(cw64, 1, 256, 16, 120), 192);
+  EXPECT_EQ(split(cw64, 1, 256, 16, 119), 0);
+  // A GPU of 208 SMs holds the 416 CTAs in one wave and leaves none free.
+  EXPECT_EQ(split(cw64, 1, 512, 16, 208), 0);
+}
+
+TEST(LaunchPlan, NeverSplitsWhereTheSplitCannotRun) {
+  const KernelConfig cw64 = column_warps(64, 64);
+  for (const int p : {GDN_PLAN_RULE, 1}) {
+    EXPECT_EQ(split(column_warps(64, 0), 1, 512, 16, 132, p), 0);
+    EXPECT_EQ(split(column_warps(128, 64), 1, 512, 16, 132, p), 0);
+    EXPECT_EQ(split(fused_config(WarpRoles::ProducerConsumer, 64, 64), 1, 512, 16, 132, p), 0);
+    EXPECT_EQ(split(fused_config(WarpRoles::Cooperative, 64, 64), 1, 512, 16, 132, p), 0);
+    KernelConfig staged = cw64;
+    staged.family = Family::Staged;
+    EXPECT_EQ(split(staged, 1, 512, 16, 132, p), 0);
+    // Beside an overlapped prepare, for more than one sequence, or for one segment.
+    EXPECT_EQ(split(cw64, 1, 512, 16, 132, p, 1), 0);
+    EXPECT_EQ(split(cw64, 1, 512, 16, 132, p, 2), 0);
+    EXPECT_EQ(split(cw64, 2, 1024, 16, 132, p), 0);
+    EXPECT_EQ(split(cw64, 1, 64, 16, 132, p), 0);
+  }
+  EXPECT_EQ(split(cw64, 1, 512, 16, 132, 0), 0);
+}
+
+TEST(LaunchPlan, FixupTakesTheNarrowestWidthWhoseCtasFitTheSms) {
+  // 132 SMs: 8 heads x 16 blocks of 8 = 128 CTAs fit; 16 heads need 16 columns (128 CTAs);
+  // 24 and 32 heads need 32 (96, 128 CTAs).
+  EXPECT_EQ(fixup(1, 8, 132), 8);
+  EXPECT_EQ(fixup(1, 16, 132), 16);
+  EXPECT_EQ(fixup(1, 24, 132), 32);
+  EXPECT_EQ(fixup(1, 32, 132), 32);
+  // Sequences multiply the CTAs: two sequences of 8 heads need 16 columns.
+  EXPECT_EQ(fixup(2, 8, 132), 16);
+  EXPECT_EQ(fixup(1, 2, 132), 8);
+  // Wider than one wave stays at 32; a smaller GPU needs wider CTAs.
+  EXPECT_EQ(fixup(1, 64, 132), 32);
+  EXPECT_EQ(fixup(8, 64, 132), 32);
+  EXPECT_EQ(fixup(1, 8, 64), 16);
+  // Pinned; and no fix-up without CP.
+  EXPECT_EQ(fwd(column_warps(64, 64), 1, 512, 8, 132, pin(&gdn_launch_options::fixup_cols, 32)).fixup_cols, 32);
+  EXPECT_EQ(fwd(column_warps(64, 0), 1, 512, 8, 132, pin(&gdn_launch_options::fixup_cols, 32)).fixup_cols, 0);
+}
+
+TEST(LaunchPlan, PrepareHeadsFollowTheSlotsOfTheirGrid) {
+  // 1 x 2048 (32 chunks) at 2/8 (groups of 4), 132 SMs, the prepare alone (the 128-column
+  // loop: no overlap): 256 items at 1 head take 1 round of 528 slots (cost 2), at 2 heads 128
+  // items 1 round (cost 3): one head.
+  EXPECT_EQ(fwd(column_warps(128, 0), 1, 32, 8, 132, kRulePins, 4).prepare_heads, 1);
+  // 1 x 65536 (1024 chunks) at 2/8: 8192 items take 16 rounds at 1 head (cost 32), 2048 at 4
+  // heads 4 rounds (cost 20), 4096 at 2 heads 8 rounds (cost 24): four heads.
+  EXPECT_EQ(fwd(column_warps(128, 0), 1, 1024, 8, 132, kRulePins, 4).prepare_heads, 4);
+  // The tail grid beside pass 1 has two CTAs per SM: fewer slots, more heads.
+  const ForwardPlan split_plan = fwd(column_warps(64, 64), 1, 512, 16, 132, kRulePins, 4);
+  ASSERT_EQ(split_plan.prepare_split_chunk, 448);
+  EXPECT_EQ(split_plan.tail_prepare_heads, 4);
+  // A pin sets both grids' heads.
+  const ForwardPlan pinned = fwd(column_warps(64, 64), 1, 512, 16, 132,
+                                 pin(&gdn_launch_options::prepare_heads, 2), 4);
+  EXPECT_EQ(pinned.prepare_heads, 2);
+  EXPECT_EQ(pinned.tail_prepare_heads, 2);
+}
+
+TEST(LaunchPlan, NullPinsAreTheRule) {
+  const KernelConfig c = column_warps(64, 64);
+  const PlanShape s{1, 512, 16, 4};
+  EXPECT_EQ(plan_forward(c, s, PlanDevice{132}, nullptr), plan_forward(c, s, PlanDevice{132}, &kRulePins));
+}
+
+TEST(LaunchPlan, TheBackwardPlanCarriesTheConfigsSegmentsAndVBlock) {
+  KernelConfig c;
+  c.pass = Pass::Backward;
+  c.block_v = 32;
+  const BackwardPlan plan = plan_backward(c, PlanShape{1, 512, 8, 2}, PlanDevice{132});
+  EXPECT_EQ(plan.block_v, 32);
+  EXPECT_EQ(plan.cp_segment_chunks, 0);
+  const gdn_launch_options two_heads = pin(&gdn_launch_options::prepare_heads, 2);
+  EXPECT_EQ(plan_backward(c, PlanShape{1, 512, 8, 2}, PlanDevice{132}, &two_heads).prepare_heads, 2);
+}
+
+TEST(LaunchPlan, ShapeOfAProblem) {
+  gdn_problem p;
+  gdn_problem_init(&p, 2, 100, 2, 8, 128, 128);
+  EXPECT_EQ(plan_shape(p).num_seqs, 2);
+  EXPECT_EQ(plan_shape(p).max_chunks, 4);  // 2 x ceil(100 / 64)
+  p.B = 1;
+  p.T = 200;
+  p.num_seqs = 3;
+  const int offsets[] = {0, 10, 20, 200};
+  p.cu_seqlens = offsets;  // only its presence matters here
+  EXPECT_EQ(plan_shape(p).num_seqs, 3);
+  EXPECT_EQ(plan_shape(p).max_chunks, (200 + 63 * 3) / 64);
+}
+
+TEST(LaunchPins, SuffixRoundTripsAndNamesEveryPinnedField) {
+  EXPECT_EQ(pins_suffix(kRulePins), "");
+  gdn_launch_options o = kRulePins;
+  o.prepare_overlap = 2;
+  o.prepare_heads = 4;
+  o.fixup_cols = 16;
+  EXPECT_EQ(pins_suffix(o), "+ov2+ph4+fx16");
+  gdn_launch_options back{};
+  std::string error;
+  ASSERT_TRUE(parse_pins_suffix("+ov2+ph4+fx16", &back, &error)) << error;
+  EXPECT_TRUE(same_pins(back, o));
+  ASSERT_TRUE(parse_pins_suffix("", &back, &error));
+  EXPECT_TRUE(all_rule(back));
+  for (const char* bad : {"ov2", "+ov3", "+zz1", "+ph4+ov2", "+ov2+ov1", "+ph", "+ph9", "+fx12", "+fs1x"})
+    EXPECT_FALSE(parse_pins_suffix(bad, &back, &error)) << bad;
+  EXPECT_FALSE(parse_pins_suffix("+ph9", &back, &error));
+  EXPECT_NE(error.find("prepare_heads"), std::string::npos) << error;
+}
+
+TEST(LaunchPins, ChecksNameTheFieldAndTheValue) {
+  EXPECT_EQ(check_launch_options(kRulePins, 4), "");
+  const std::string bad_overlap = check_launch_options(pin(&gdn_launch_options::prepare_overlap, 3), 4);
+  EXPECT_NE(bad_overlap.find("prepare_overlap"), std::string::npos);
+  EXPECT_NE(bad_overlap.find("got 3"), std::string::npos);
+  EXPECT_NE(check_launch_options(pin(&gdn_launch_options::fixup_cols, 12), 4).find("fixup_cols"),
+            std::string::npos);
+  // Heads must divide the group.
+  EXPECT_EQ(check_launch_options(pin(&gdn_launch_options::prepare_heads, 2), 4), "");
+  const std::string bad_heads = check_launch_options(pin(&gdn_launch_options::prepare_heads, 3), 4);
+  EXPECT_NE(bad_heads.find("divisor of Hv / Hk = 4"), std::string::npos) << bad_heads;
+}
+
+TEST(LaunchPins, FieldsApplyWhereTheirMechanismExists) {
+  const PlanField& overlap_field = *find_plan_field("prepare_overlap");
+  const PlanField& split_field = *find_plan_field("prepare_split");
+  const PlanField& fixup_field = *find_plan_field("fixup_cols");
+  EXPECT_TRUE(plan_field_applies(column_warps(64, 0), overlap_field));
+  EXPECT_FALSE(plan_field_applies(column_warps(128, 0), overlap_field));
+  EXPECT_FALSE(plan_field_applies(column_warps(64, 0), split_field));
+  EXPECT_TRUE(plan_field_applies(column_warps(64, 16), split_field));
+  EXPECT_TRUE(plan_field_applies(column_warps(128, 16), fixup_field));
+  KernelConfig staged;
+  EXPECT_FALSE(plan_field_applies(staged, fixup_field));
+  EXPECT_TRUE(plan_field_applies(staged, *find_plan_field("prepare_heads")));
+  EXPECT_EQ(find_plan_field("consumer_regs"), nullptr);
+}
+
+}  // namespace
+}  // namespace gdn
