@@ -10,7 +10,7 @@
 #include <array>
 #include <string_view>
 
-#include "gdn/db/dispatch_lookup.hpp"
+#include "gdn/dispatch_table.hpp"
 // The table's inline variables (kEntries, kTableInfo) stay inside libgdn. Without this, a
 // program that includes a generated header of its own (the tests do; so may a user comparing
 // tables) has the dynamic linker bind libgdn's references to the program's arrays: same

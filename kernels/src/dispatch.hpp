@@ -17,8 +17,9 @@ namespace gdn::detail {
 gdn_status decide_for_call(Pass pass, const gdn_problem& p, const ProblemFacts& facts,
                            std::string_view where, DispatchDecision* decision);
 
-// decide_for_call, keeping only the variant.
-gdn_status choose_variant(Pass pass, const gdn_problem& p, const ProblemFacts& facts,
-                          std::string_view where, const Variant** chosen);
+// The pins a call runs with: the table entry's, each field the call pins (`call`, may be
+// nullptr) replaced by the call's.
+GDN_INTERNAL_API gdn_launch_options merge_pins(const gdn_launch_options& table,
+                                               const gdn_launch_options* call);
 
 }  // namespace gdn::detail

@@ -35,9 +35,11 @@ std::string describe_bucket(const dispatch::BucketKey& k) {
              " balance=", dispatch::balance_text(k.balance_bucket));
 }
 
-std::string describe_tuning(const dispatch::TableInfo& info) {
-  return cat("tuned on ", info.device_name, " (", info.device_uuid, "), sweep ", info.sweep_id,
-             " started ", info.sweep_started_at, ", git ", info.git_sha);
+std::string describe_tuning(const DispatchTable& table) {
+  const dispatch::TableInfo& info = *table.info;
+  return cat(table.origin.empty() ? "" : cat("loaded from ", table.origin, ", "), "tuned on ",
+             info.device_name, " (", info.device_uuid, "), sweep ", info.sweep_id, " started ",
+             info.sweep_started_at, ", git ", info.git_sha);
 }
 
 const Variant* find_by_name(std::span<const Variant* const> pool, std::string_view name) {
@@ -79,7 +81,8 @@ DispatchDecision decide_variant(const DispatchTable& table, const dispatch::Shap
                                 std::span<const Variant* const> compiled,
                                 const SelectionInput& selection) {
   if (table.entries.empty() || table.info == nullptr)
-    return by_default_rule(selection, implementable, "no dispatch table compiled into this build");
+    return by_default_rule(selection, implementable,
+                           "no dispatch table compiled into this build or loaded");
   const dispatch::BucketKey key = dispatch::bucket_of(shape);
   const dispatch::Match match = dispatch::lookup(table.entries, key);
   if (!match.found())
@@ -92,10 +95,13 @@ DispatchDecision decide_variant(const DispatchTable& table, const dispatch::Shap
     DispatchDecision d;
     d.variant = v;
     d.entry = &entry;
+    d.plan = entry.plan;
+    d.table_owner = table.owner;
     d.distance = match.distance;
+    const std::string pins = pins_suffix(entry.plan);
     d.source = cat("table: ", match.exact() ? "exact bucket " : "nearest bucket ", bucket,
-                   match.exact() ? "" : cat(" at distance ", match.distance), ", ",
-                   describe_tuning(*table.info));
+                   match.exact() ? "" : cat(" at distance ", match.distance),
+                   pins.empty() ? "" : cat(", plan pins ", pins), ", ", describe_tuning(table));
     return d;
   }
   const bool compiled_here = find_by_name(compiled, entry.variant) != nullptr;

@@ -214,7 +214,7 @@ TEST(DispatchTableDecision, WithoutATableTheDefaultRuleDecides) {
     const dispatch::Shape s = shape_in(e.key);
     const DispatchDecision d = pool.decide(DispatchTable{}, s);
     EXPECT_EQ(d.variant, pool.default_rule(s));
-    EXPECT_EQ(d.source, "default rule (no dispatch table compiled into this build)");
+    EXPECT_EQ(d.source, "default rule (no dispatch table compiled into this build or loaded)");
   }
 }
 

@@ -1,6 +1,9 @@
-// Dispatch-table entries, shape buckets and the lookup rule. Header-only, standard library
-// only (no SQLite, no CUDA): libgdn includes it at dispatch time, `gdnlab export` writes
-// tables of these entries, and the selection model buckets problems with the same functions.
+// The dispatch-table format: entries, shape buckets and the lookup rule. Part of libgdn's
+// public headers, header-only, standard library and libgdn's own headers only (no SQLite, no
+// CUDA): libgdn reads tables of these entries (compiled in, or loaded from a dispatch.json at
+// run time with gdn_load_dispatch_table), `gdnlab export` writes them, and the lab's selection
+// model buckets problems with the same functions. A header written by `gdnlab export` compiles
+// with -I on libgdn's include folder alone.
 //
 // Buckets. A problem is keyed by
 //   exact:  pass, h_qk, h_v, k, v, dtype
@@ -29,12 +32,15 @@
 #include <span>
 #include <string_view>
 
+#include "gdn/gdn.h"
+#include "gdn/launch_plan.hpp"
+#include "gdn/variant_config.hpp"
+
 namespace gdn::dispatch {
 
 // Same numeric values as gdn_dtype in gdn/gdn.h (GDN_BF16 = 0, GDN_FP16 = 1, GDN_FP32 = 2).
 enum class DType : std::uint8_t { BF16 = 0, FP16 = 1, FP32 = 2 };
-// Same numeric values as gdn::Pass in gdn/variant.hpp.
-enum class Pass : std::uint8_t { Forward = 0, Backward = 1 };
+using Pass = ::gdn::Pass;
 
 inline constexpr int kUnknownBucket = -1;
 inline constexpr int kDefaultMaxDistance = 4;
@@ -119,6 +125,10 @@ struct Entry {
   std::string_view variant;  // procedural variant name (gdn::config_name)
   double margin;             // runner-up time / winner time - 1 on the tuning sweep, or
                              // kNoRunnerUp; negative when the near-tie rule chose the slower
+  // The launch-plan fields the winner was measured with (GDN_PLAN_RULE: the default rule);
+  // a call's own gdn_launch_options pins override them field by field. Tables written before
+  // plans existed leave it out: every field the rule.
+  gdn_launch_options plan = kRulePins;
 };
 
 struct Match {
