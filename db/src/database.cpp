@@ -134,6 +134,9 @@ Database Database::open(const std::string& path, const OpenOptions& options) {
     db.exec("PRAGMA synchronous = NORMAL");
     if (id.user_version < target) migrate(db, id.user_version, target);
   }
+  // A file left at an older version (read-only, or migrate_to_version) reads with the current
+  // columns through temporary views; writes name main.<table> (writer.cpp).
+  if (const int version = db.schema_version(); version < kSchemaVersion) add_compat_views(db, version);
   return db;
 }
 

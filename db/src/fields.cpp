@@ -22,9 +22,12 @@ constexpr FieldRow kFields[] = {
     {{Field::BlockV, "block_v", "block_v", Integer, true}, "vr.block_v"},
     {{Field::Stages, "stages", "stages", Integer, true}, "vr.stages"},
     {{Field::Roles, "roles", "roles", Text, true}, "vr.roles"},
-    {{Field::ConsumerRegs, "consumer_regs", "consumer regs", Integer, true}, "vr.consumer_regs"},
     {{Field::CpSegmentChunks, "cp_segment_chunks", "cp chunks", Integer, true}, "vr.cp_segment_chunks"},
-    {{Field::ChainsPerCta, "chains_per_cta", "chains/CTA", Integer, true}, "vr.chains_per_cta"},
+    {{Field::PinPrepareOverlap, "pin_prepare_overlap", "pin overlap", Integer, true}, "vr.pin_prepare_overlap"},
+    {{Field::PinCpFirstSegment, "pin_cp_first_segment", "pin 1st seg", Integer, true}, "vr.pin_cp_first_segment"},
+    {{Field::PinPrepareSplit, "pin_prepare_split", "pin split", Integer, true}, "vr.pin_prepare_split"},
+    {{Field::PinPrepareHeads, "pin_prepare_heads", "pin heads", Integer, true}, "vr.pin_prepare_heads"},
+    {{Field::PinFixupCols, "pin_fixup_cols", "pin fix-up", Integer, true}, "vr.pin_fixup_cols"},
     {{Field::ShapeSet, "shape_set", "shape set", Text, false}, "p.shape_set_name"},
     {{Field::RowIndex, "row", "row", Integer, false}, "p.row_index"},
     {{Field::HQk, "h_qk", "Hqk", Integer, false}, "p.h_qk"},
@@ -56,6 +59,14 @@ constexpr FieldRow kFields[] = {
     {{Field::Registers, "registers", "regs", Integer, false}, "r.registers"},
     {{Field::SharedBytes, "shared_bytes", "smem B", Integer, false}, "r.shared_bytes"},
     {{Field::LocalBytes, "local_bytes", "spill B", Integer, false}, "r.local_bytes"},
+    {{Field::PlanCpSegmentChunks, "plan_cp_segment_chunks", "plan cp", Integer, false}, "r.plan_cp_segment_chunks"},
+    {{Field::PlanPrepareOverlap, "plan_prepare_overlap", "plan overlap", Integer, false}, "r.plan_prepare_overlap"},
+    {{Field::PlanFirstSegment, "plan_first_segment", "plan 1st seg", Integer, false}, "r.plan_first_segment"},
+    {{Field::PlanPrepareSplitChunk, "plan_prepare_split_chunk", "plan split", Integer, false}, "r.plan_prepare_split_chunk"},
+    {{Field::PlanPrepareHeads, "plan_prepare_heads", "plan heads", Integer, false}, "r.plan_prepare_heads"},
+    {{Field::PlanTailPrepareHeads, "plan_tail_prepare_heads", "plan tail heads", Integer, false}, "r.plan_tail_prepare_heads"},
+    {{Field::PlanFixupCols, "plan_fixup_cols", "plan fix-up", Integer, false}, "r.plan_fixup_cols"},
+    {{Field::PlanBlockV, "plan_block_v", "plan block_v", Integer, false}, "r.plan_block_v"},
 };
 
 constexpr bool fields_in_enum_order() {
@@ -64,7 +75,7 @@ constexpr bool fields_in_enum_order() {
   return true;
 }
 static_assert(fields_in_enum_order(), "kFields must list every Field in enum order");
-static_assert(static_cast<std::size_t>(Field::LocalBytes) + 1 == std::size(kFields));
+static_assert(static_cast<std::size_t>(Field::PlanBlockV) + 1 == std::size(kFields));
 
 const std::array<FieldInfo, std::size(kFields)> kInfos = [] {
   std::array<FieldInfo, std::size(kFields)> out{};
@@ -105,9 +116,12 @@ FieldValue field_value(const ResultRow& row, Field f) {
     case Field::BlockV: return integer(vr.config.block_v);
     case Field::Stages: return integer(vr.config.stages);
     case Field::Roles: return text(roles_text(vr.config.roles));
-    case Field::ConsumerRegs: return integer(vr.config.consumer_regs);
     case Field::CpSegmentChunks: return integer(vr.config.cp_segment_chunks);
-    case Field::ChainsPerCta: return integer(vr.config.chains_per_cta);
+    case Field::PinPrepareOverlap: return integer(vr.pins.prepare_overlap);
+    case Field::PinCpFirstSegment: return integer(vr.pins.cp_first_segment);
+    case Field::PinPrepareSplit: return integer(vr.pins.prepare_split);
+    case Field::PinPrepareHeads: return integer(vr.pins.prepare_heads);
+    case Field::PinFixupCols: return integer(vr.pins.fixup_cols);
     case Field::ShapeSet: return text(p.shape_set_name);
     case Field::RowIndex: return integer(p.row_index);
     case Field::HQk: return integer(p.h_qk);
@@ -139,6 +153,14 @@ FieldValue field_value(const ResultRow& row, Field f) {
     case Field::Registers: return opt(r.registers);
     case Field::SharedBytes: return opt(r.shared_bytes);
     case Field::LocalBytes: return opt(r.local_bytes);
+    case Field::PlanCpSegmentChunks: return opt(r.plan.cp_segment_chunks);
+    case Field::PlanPrepareOverlap: return opt(r.plan.prepare_overlap);
+    case Field::PlanFirstSegment: return opt(r.plan.first_segment);
+    case Field::PlanPrepareSplitChunk: return opt(r.plan.prepare_split_chunk);
+    case Field::PlanPrepareHeads: return opt(r.plan.prepare_heads);
+    case Field::PlanTailPrepareHeads: return opt(r.plan.tail_prepare_heads);
+    case Field::PlanFixupCols: return opt(r.plan.fixup_cols);
+    case Field::PlanBlockV: return opt(r.plan.block_v);
   }
   return std::monostate{};
 }

@@ -27,9 +27,9 @@ namespace {
 [[noreturn]] void invalid(const std::string& what) { throw DbError(DbError::Kind::Invalid, "gap: " + what); }
 
 // How the table answers one problem, and the pick's result among `results` (problem, variant).
-void answer(GapRow& row, std::span<const dsp::Entry> table,
+void answer(GapRow& row, gdn::Pass pass, std::span<const dsp::Entry> table,
             const std::map<std::pair<std::int64_t, std::string>, const ResultRow*>& results) {
-  const dsp::Match match = dsp::lookup(table, bucket_of(row.problem, gdn::Pass::Forward));
+  const dsp::Match match = dsp::lookup(table, bucket_of(row.problem, pass));
   if (!match.found()) {
     row.answer = TableAnswer::DefaultRule;
     row.note = "no table entry within bucket distance " + std::to_string(dsp::kDefaultMaxDistance) +
@@ -39,7 +39,8 @@ void answer(GapRow& row, std::span<const dsp::Entry> table,
   row.answer = match.exact() ? TableAnswer::ExactBucket : TableAnswer::NearestBucket;
   row.entry_key = match.entry->key;
   row.distance = match.distance;
-  row.picked = std::string(match.entry->variant);
+  // The candidate the entry names: its variant with its plan pins (the sweep's row name).
+  row.picked = std::string(match.entry->variant) + gdn::pins_suffix(match.entry->plan);
   const auto it = results.find({row.problem.id, row.picked});
   if (it == results.end()) {
     row.note = "the pick has no result for this problem in the measured sweep";
@@ -58,34 +59,37 @@ void answer(GapRow& row, std::span<const dsp::Entry> table,
 
 }  // namespace
 
-OracleGap oracle_gap(const Database& db, std::int64_t table_sweep, std::int64_t measured_sweep) {
+OracleGap oracle_gap(const Database& db, std::int64_t table_sweep, std::int64_t measured_sweep,
+                     gdn::Pass pass) {
   OracleGap gap;
+  gap.pass = pass;
+  const std::string pass_name = pass == gdn::Pass::Forward ? "forward" : "backward";
   const Selection selection = select_winners(db, table_sweep);  // throws for an unknown id
   gap.table_sweep = selection.sweep;
   gap.measured_sweep = sweep_summary(db, measured_sweep);
-  // The exported table, forward entries only: the gap compares forward problems.
+  // The exported table, this pass's entries only: the gap compares this pass's problems.
   std::vector<dsp::Entry> table = dispatch_entries(selection);
-  std::erase_if(table, [](const dsp::Entry& e) { return e.key.pass != dsp::Pass::Forward; });
+  std::erase_if(table, [&](const dsp::Entry& e) { return e.key.pass != pass; });
   if (table.empty())
-    invalid("table sweep " + std::to_string(table_sweep) +
-            " has no bucket where one forward variant passed every problem: it exports no table");
+    invalid("table sweep " + std::to_string(table_sweep) + " has no bucket where one " + pass_name +
+            " variant passed every problem: it exports no table of that pass");
   gap.table_entries = table.size();
 
   ResultQuery q;
   q.sweep_id = measured_sweep;
-  q.conditions.push_back({Field::Pass, CompareOp::Eq, std::string("fwd")});
+  q.conditions.push_back({Field::Pass, CompareOp::Eq, std::string(to_string(pass))});
   const std::vector<ResultRow> rows = query_results(db, q);
   std::map<std::pair<std::int64_t, std::string>, const ResultRow*> by_pair;
   for (const ResultRow& r : rows) by_pair[{r.problem.id, r.variant.name}] = &r;
 
   double log_sum = 0;
   for (const ProblemBest& pb : best_per_problem(db, measured_sweep)) {
-    if (pb.pass != gdn::Pass::Forward || !pb.best || !pb.best->result.latency_p50_ms) continue;
+    if (pb.pass != pass || !pb.best || !pb.best->result.latency_p50_ms) continue;
     GapRow& row = gap.rows.emplace_back();
     row.problem = pb.problem;
     row.fastest = pb.best->variant.name;
     row.fastest_p50_ms = *pb.best->result.latency_p50_ms;
-    answer(row, table, by_pair);
+    answer(row, pass, table, by_pair);
     if (row.answer == TableAnswer::DefaultRule) {
       ++gap.default_rule_rows;
     } else if (!row.ratio) {
@@ -99,7 +103,7 @@ OracleGap oracle_gap(const Database& db, std::int64_t table_sweep, std::int64_t 
   }
   if (gap.rows.empty())
     invalid("measured sweep " + std::to_string(measured_sweep) +
-            " has no forward problem with a Passed result: nothing to compare the table with");
+            " has no " + pass_name + " problem with a Passed result: nothing to compare the table with");
   if (gap.measured_rows > 0) gap.geomean_ratio = std::exp(log_sum / static_cast<double>(gap.measured_rows));
   return gap;
 }

@@ -93,7 +93,7 @@ std::string render_table(const OracleGap& g, const std::vector<Column>& cols) {
     }
   }
   std::ostringstream o;
-  o << "table:    " << sweep_line(g.table_sweep) << ", " << g.table_entries << " forward entries\n"
+  o << "table:    " << sweep_line(g.table_sweep) << ", " << g.table_entries << (g.pass == gdn::Pass::Forward ? " forward" : " backward") << " entries\n"
     << "measured: " << sweep_line(g.measured_sweep) << "\n\n";
   auto emit = [&](auto cell_of) {
     for (std::size_t i = 0; i < cols.size(); ++i) {

@@ -71,7 +71,9 @@ std::vector<Column> report_columns() {
   for (Field f : {Field::ClockMhz, Field::SmBusyPct, Field::AchievedOccupancyPct,
                   Field::IssueActivePct, Field::DramPct, Field::TensorPipePct,
                   Field::SmThroughputPct, Field::MemorySolPct, Field::Registers,
-                  Field::SharedBytes, Field::LocalBytes})
+                  Field::SharedBytes, Field::LocalBytes, Field::PlanPrepareOverlap,
+                  Field::PlanFirstSegment, Field::PlanPrepareSplitChunk, Field::PlanPrepareHeads,
+                  Field::PlanFixupCols, Field::PlanBlockV})
     best(f);
   return cols;
 }

@@ -64,6 +64,7 @@ VariantRecord read_variant(const Statement& s, int c) {
   const auto pass = parse_pass(s.text(c + 2));
   if (!pass) bad_stored("variants.pass", s.text(c + 2));
   v.pass = *pass;
+  v.config.pass = *pass;
   const std::string family = s.text(c + 3);
   if (family == "staged") v.config.family = gdn::Family::Staged;
   else if (family == "fused") v.config.family = gdn::Family::Fused;
@@ -75,9 +76,10 @@ VariantRecord read_variant(const Statement& s, int c) {
   else if (roles == "producer_consumer") v.config.roles = gdn::WarpRoles::ProducerConsumer;
   else if (roles == "column_warps") v.config.roles = gdn::WarpRoles::ColumnWarps;
   else bad_stored("variants.roles", roles);
-  v.config.consumer_regs = s.integer(c + 7);
-  v.config.cp_segment_chunks = s.integer(c + 8);
-  v.config.chains_per_cta = s.integer(c + 9);
+  v.config.cp_segment_chunks = s.integer(c + 7);
+  // The pins in gdn::kPlanFields order, the order of the pin_* columns.
+  int column = c + 8;
+  for (const gdn::PlanField& f : gdn::kPlanFields) v.pins.*f.member = s.integer(column++);
   return v;
 }
 
@@ -157,6 +159,14 @@ ResultRecord read_result(const Statement& s, int c) {
   r.registers = s.opt_int(c + 23);
   r.shared_bytes = s.opt_int(c + 24);
   r.local_bytes = s.opt_int(c + 25);
+  r.plan.cp_segment_chunks = s.opt_int(c + 26);
+  r.plan.prepare_overlap = s.opt_int(c + 27);
+  r.plan.first_segment = s.opt_int(c + 28);
+  r.plan.prepare_split_chunk = s.opt_int(c + 29);
+  r.plan.prepare_heads = s.opt_int(c + 30);
+  r.plan.tail_prepare_heads = s.opt_int(c + 31);
+  r.plan.fixup_cols = s.opt_int(c + 32);
+  r.plan.block_v = s.opt_int(c + 33);
   return r;
 }
 

@@ -23,8 +23,8 @@ inline constexpr std::string_view kDeviceColumns =
     "l2_bytes, driver_version, cuda_version";
 inline constexpr std::string_view kBuildColumns = "id, git_sha, flags, variant_set, created_at";
 inline constexpr std::string_view kVariantColumns =
-    "id, name, pass, family, block_v, stages, roles, consumer_regs, cp_segment_chunks, "
-    "chains_per_cta";
+    "id, name, pass, family, block_v, stages, roles, cp_segment_chunks, pin_prepare_overlap, "
+    "pin_cp_first_segment, pin_prepare_split, pin_prepare_heads, pin_fixup_cols";
 inline constexpr std::string_view kProblemColumns =
     "id, shape_set_name, shape_set_hash, row_index, h_qk, h_v, k, v, dtype, batch, num_seqs, "
     "total_tokens, max_seqlen, seqlens";
@@ -37,7 +37,9 @@ inline constexpr std::string_view kResultColumns =
     "latency_p20_ms, latency_p50_ms, latency_p80_ms, sample_count, rel_spread, clock_mhz, "
     "sm_busy_pct, achieved_occupancy_pct, issue_active_pct, dram_pct, tensor_pipe_pct, "
     "sm_throughput_pct, memory_sol_pct, gpc_clock_hz, metrics_unavailable_reason, registers, "
-    "shared_bytes, local_bytes";
+    "shared_bytes, local_bytes, plan_cp_segment_chunks, plan_prepare_overlap, plan_first_segment, "
+    "plan_prepare_split_chunk, plan_prepare_heads, plan_tail_prepare_heads, plan_fixup_cols, "
+    "plan_block_v";
 inline constexpr std::string_view kPmColumns =
     "idx, t_ns, sm_busy_pct, dram_pct, tensor_pipe_pct, issue_active_pct, gpc_clock_hz";
 

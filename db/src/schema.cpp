@@ -204,7 +204,7 @@ ALTER TABLE variants_v3 RENAME TO variants;
 )sql";
 
 // Version 4: overrides are keyed by the dispatch key's balance bucket too
-// (gdn/db/dispatch_lookup.hpp). The UNIQUE key changes, so the table is rebuilt as in version
+// (gdn/dispatch_table.hpp). The UNIQUE key changes, so the table is rebuilt as in version
 // 3; the rows before it get -1 (kUnknownBucket), which selection applies to every balance of
 // their bucket, as their bucket held them all.
 constexpr const char* kVersion4 = R"sql(
@@ -237,8 +237,65 @@ DROP TABLE overrides;
 ALTER TABLE overrides_v4 RENAME TO overrides;
 )sql";
 
+// Version 5: launch plans (gdn/launch_plan.hpp). A variant row is a sweep candidate: a compiled
+// variant and the plan fields it pins (pin_*, -1 = the default rule; its name is the variant's
+// name and the pins' suffix, gdn_fwd_..._cp16+ov2). A result records the plan its call ran
+// with (plan_*, NULL where the pass has no such field). The config columns consumer_regs and
+// chains_per_cta go: no kernel implemented them. The variants table is rebuilt as in version 3
+// (same ids, so results keep their references; rows differing only in the dropped columns
+// already had distinct names).
+constexpr const char* kVersion5 = R"sql(
+CREATE TABLE variants_v5 (
+  id                   INTEGER PRIMARY KEY,
+  name                 TEXT    NOT NULL CHECK (name <> ''),
+  pass                 TEXT    NOT NULL CHECK (pass IN ('fwd', 'bwd')),
+  family               TEXT    NOT NULL CHECK (family IN ('staged', 'fused')),
+  block_v              INTEGER NOT NULL,
+  stages               INTEGER NOT NULL,
+  roles                TEXT    NOT NULL CHECK (roles IN ('cooperative', 'producer_consumer',
+                                                         'column_warps')),
+  cp_segment_chunks    INTEGER NOT NULL,
+  pin_prepare_overlap  INTEGER NOT NULL DEFAULT -1 CHECK (pin_prepare_overlap BETWEEN -1 AND 2),
+  pin_cp_first_segment INTEGER NOT NULL DEFAULT -1 CHECK (pin_cp_first_segment BETWEEN -1 AND 1),
+  pin_prepare_split    INTEGER NOT NULL DEFAULT -1 CHECK (pin_prepare_split BETWEEN -1 AND 1),
+  pin_prepare_heads    INTEGER NOT NULL DEFAULT -1 CHECK (pin_prepare_heads BETWEEN -1 AND 8
+                                                          AND pin_prepare_heads <> 0),
+  pin_fixup_cols       INTEGER NOT NULL DEFAULT -1 CHECK (pin_fixup_cols IN (-1, 8, 16, 32)),
+  UNIQUE (name, pass)
+) STRICT;
+INSERT INTO variants_v5 (id, name, pass, family, block_v, stages, roles, cp_segment_chunks)
+  SELECT id, name, pass, family, block_v, stages, roles, cp_segment_chunks FROM variants;
+DROP TABLE variants;
+ALTER TABLE variants_v5 RENAME TO variants;
+
+ALTER TABLE results ADD COLUMN plan_cp_segment_chunks INTEGER;
+ALTER TABLE results ADD COLUMN plan_prepare_overlap INTEGER;
+ALTER TABLE results ADD COLUMN plan_first_segment INTEGER;
+ALTER TABLE results ADD COLUMN plan_prepare_split_chunk INTEGER;
+ALTER TABLE results ADD COLUMN plan_prepare_heads INTEGER;
+ALTER TABLE results ADD COLUMN plan_tail_prepare_heads INTEGER;
+ALTER TABLE results ADD COLUMN plan_fixup_cols INTEGER;
+ALTER TABLE results ADD COLUMN plan_block_v INTEGER;
+)sql";
+
+// A file of version 2 to 4 opened read-only is read as it is (no migration without write
+// access): temporary views named like the tables, which SQLite resolves before the file's own,
+// give it the current columns (no pins, no recorded plans).
+constexpr const char* kCompatViewsBefore5 = R"sql(
+CREATE TEMP VIEW variants AS
+  SELECT id, name, pass, family, block_v, stages, roles, cp_segment_chunks,
+         -1 AS pin_prepare_overlap, -1 AS pin_cp_first_segment, -1 AS pin_prepare_split,
+         -1 AS pin_prepare_heads, -1 AS pin_fixup_cols
+  FROM main.variants;
+CREATE TEMP VIEW results AS
+  SELECT *, NULL AS plan_cp_segment_chunks, NULL AS plan_prepare_overlap,
+         NULL AS plan_first_segment, NULL AS plan_prepare_split_chunk, NULL AS plan_prepare_heads,
+         NULL AS plan_tail_prepare_heads, NULL AS plan_fixup_cols, NULL AS plan_block_v
+  FROM main.results;
+)sql";
+
 // kMigrations[i] produces version i + 1.
-constexpr const char* kMigrations[] = {kVersion1, kVersion2, kVersion3, kVersion4};
+constexpr const char* kMigrations[] = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5};
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration per schema version");
 
@@ -272,6 +329,10 @@ void check_foreign_keys(const Database& db, int version) {
 }
 
 }  // namespace
+
+void add_compat_views(Database& db, int version) {
+  if (version < 5) db.exec(kCompatViewsBefore5);
+}
 
 void migrate(Database& db, int from_version, int to_version) {
   if (to_version < 1 || to_version > kSchemaVersion)

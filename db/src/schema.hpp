@@ -10,4 +10,8 @@ namespace gdn::db {
 // the file at the last complete version.
 void migrate(Database& db, int from_version, int to_version);
 
+// For a file read as it is at an older `version` (read-only): temporary views that present
+// the current schema's columns over its tables.
+void add_compat_views(Database& db, int version);
+
 }  // namespace gdn::db

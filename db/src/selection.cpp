@@ -57,7 +57,7 @@ std::string describe_bucket(const dsp::BucketKey& k) {
 
 std::vector<std::string> Selection::variants_used() const {
   std::set<std::string> names;
-  for (const BucketChoice& b : buckets) names.insert(b.variant);
+  for (const BucketChoice& b : buckets) names.insert(b.variant.substr(0, b.variant.find('+')));
   return {names.begin(), names.end()};
 }
 
@@ -65,6 +65,7 @@ namespace {
 
 struct VariantInBucket {
   std::string name;
+  gdn_launch_options pins = gdn::kRulePins;
   std::vector<const ResultRecord*> passed;  // one per problem it passed
 };
 struct BucketData {
@@ -87,7 +88,7 @@ std::vector<Candidate> eligible_candidates(const BucketData& data) {
     const double score = v.passed.size() == 1
                              ? *v.passed.front()->latency_p50_ms
                              : std::exp(log_sum / static_cast<double>(v.passed.size()));
-    out.push_back(Candidate{v.name, variant_id, score, noise, 0});
+    out.push_back(Candidate{v.name, variant_id, v.pins, score, noise, 0});
   }
   std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
     return a.score_ms != b.score_ms ? a.score_ms < b.score_ms : a.variant < b.variant;
@@ -109,6 +110,7 @@ std::size_t choose(const std::vector<Candidate>& c) {
 void set_choice(BucketChoice& b, std::size_t index) {
   const Candidate& chosen = b.candidates[index];
   b.variant = chosen.variant;
+  b.pins = chosen.pins;
   b.score_ms = chosen.score_ms;
   b.runner_up.reset();
   b.margin.reset();
@@ -132,6 +134,7 @@ Selection select_winners(const Database& db, std::int64_t sweep_id) {
     data.problems.insert(row.problem.id);
     VariantInBucket& v = data.variants[row.variant.id];
     v.name = row.variant.name;
+    v.pins = row.variant.pins;
     if (row.result.outcome == Outcome::Passed) v.passed.push_back(&row.result);
   }
 

@@ -82,26 +82,38 @@ std::int64_t ResultsWriter::register_build(const BuildRecord& b) {
 std::int64_t ResultsWriter::register_variant(const VariantRecord& v) {
   require_text(v.name, "variant.name");
   const std::string pass(to_string(v.pass));
+  if (v.config.pass != v.pass)
+    invalid("variant '" + v.name + "': pass " + pass + " but its config's pass is " +
+            std::string(to_string(v.config.pass)));
   Transaction tx(db_);
   Statement find(db_, "SELECT " + std::string(kVariantColumns) + " FROM variants WHERE name = ?1 AND pass = ?2");
   find.bind(1, v.name).bind(2, pass);
   if (find.step()) {
     const VariantRecord stored = read_variant(find, 0);
-    if (!(stored.config == v.config))
+    if (!(stored.config == v.config) || !gdn::same_pins(stored.pins, v.pins))
       throw DbError(DbError::Kind::Constraint,
                     "variant '" + v.name + "' (" + pass +
-                        ") is already stored with a different config: the procedural name must "
-                        "determine the config");
+                        ") is already stored with a different config or plan pins: the name must "
+                        "determine both");
     return stored.id;
   }
-  Statement insert(db_,
-                   "INSERT INTO variants (name, pass, family, block_v, stages, roles, consumer_regs, "
-                   "cp_segment_chunks, chains_per_cta) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
-                   "RETURNING id");
+  // A file kept at a version before plans (tests build such files) has the old columns: no
+  // pins (a pinned candidate cannot be stored there), consumer_regs and chains_per_cta.
+  const bool has_plans = db_.schema_version() >= 5;
+  if (!has_plans && !gdn::all_rule(v.pins))
+    invalid("variant '" + v.name + "': plan pins need schema version 5, the file has " +
+            std::to_string(db_.schema_version()));
+  Statement insert(db_, has_plans ? "INSERT INTO main.variants (" + std::string(kVariantColumns.substr(4)) +
+                                        ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id"
+                                  : std::string("INSERT INTO main.variants (name, pass, family, block_v, stages, roles, "
+                                                "consumer_regs, cp_segment_chunks, chains_per_cta) VALUES (?1, ?2, "
+                                                "?3, ?4, ?5, ?6, 0, ?7, 1) RETURNING id"));
   insert.bind(1, v.name).bind(2, pass).bind(3, family_text(v.config.family));
   insert.bind(4, v.config.block_v).bind(5, v.config.stages).bind(6, roles_text(v.config.roles));
-  insert.bind(7, v.config.consumer_regs).bind(8, v.config.cp_segment_chunks);
-  insert.bind(9, v.config.chains_per_cta);
+  insert.bind(7, v.config.cp_segment_chunks);
+  int column = 8;  // the pin_* columns in gdn::kPlanFields order
+  if (has_plans)
+    for (const gdn::PlanField& f : gdn::kPlanFields) insert.bind(column++, v.pins.*f.member);
   insert.step();
   const std::int64_t id = insert.int64(0);
   insert.run();
@@ -224,15 +236,22 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
                               std::to_string(r.problem_id) + ")";
   Transaction tx(db_);
   InsertedResult out;
+  const bool has_plans = db_.schema_version() >= 5;  // a file kept older has no plan columns
   try {
     Statement insert(db_,
-        "INSERT INTO results (sweep_id, variant_id, problem_id, outcome, message, max_rel_rms, "
+        std::string("INSERT INTO main.results (sweep_id, variant_id, problem_id, outcome, message, max_rel_rms, "
         "errors_json, latency_p20_ms, latency_p50_ms, latency_p80_ms, sample_count, rel_spread, "
         "clock_mhz, sm_busy_pct, achieved_occupancy_pct, issue_active_pct, dram_pct, "
         "tensor_pipe_pct, sm_throughput_pct, memory_sol_pct, gpc_clock_hz, "
-        "metrics_unavailable_reason, registers, shared_bytes, local_bytes) VALUES (?1, ?2, ?3, ?4, "
-        "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, "
-        "?24, ?25) ON CONFLICT (sweep_id, variant_id, problem_id) DO NOTHING RETURNING id");
+        "metrics_unavailable_reason, registers, shared_bytes, local_bytes") +
+        (has_plans ? ", plan_cp_segment_chunks, plan_prepare_overlap, plan_first_segment, "
+                     "plan_prepare_split_chunk, plan_prepare_heads, plan_tail_prepare_heads, "
+                     "plan_fixup_cols, plan_block_v) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                     "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, "
+                     "?27, ?28, ?29, ?30, ?31, ?32, ?33) "
+                   : ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
+                     "?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25) ") +
+        "ON CONFLICT (sweep_id, variant_id, problem_id) DO NOTHING RETURNING id");
     const MetricsRecord& m = r.metrics;
     insert.bind(1, r.sweep_id).bind(2, r.variant_id).bind(3, r.problem_id);
     insert.bind(4, to_string(r.outcome)).bind(5, r.message).bind(6, r.max_rel_rms);
@@ -243,6 +262,13 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
     insert.bind(17, m.dram_pct).bind(18, m.tensor_pipe_pct).bind(19, m.sm_throughput_pct);
     insert.bind(20, m.memory_sol_pct).bind(21, m.gpc_clock_hz).bind(22, m.unavailable_reason);
     insert.bind(23, r.registers).bind(24, r.shared_bytes).bind(25, r.local_bytes);
+    if (has_plans) {
+      const PlanRecord& plan = r.plan;
+      insert.bind(26, plan.cp_segment_chunks).bind(27, plan.prepare_overlap);
+      insert.bind(28, plan.first_segment).bind(29, plan.prepare_split_chunk);
+      insert.bind(30, plan.prepare_heads).bind(31, plan.tail_prepare_heads);
+      insert.bind(32, plan.fixup_cols).bind(33, plan.block_v);
+    }
     if (!insert.step()) {
       Statement find(db_, "SELECT id FROM results WHERE sweep_id = ?1 AND variant_id = ?2 AND problem_id = ?3");
       find.bind(1, r.sweep_id).bind(2, r.variant_id).bind(3, r.problem_id).step();

@@ -63,11 +63,11 @@ inline VariantRecord fused_variant(const std::string& name, int block_v, int sta
   VariantRecord v;
   v.name = name;
   v.pass = pass;
+  v.config.pass = pass;
   v.config.family = gdn::Family::Fused;
   v.config.block_v = block_v;
   v.config.stages = stages;
   v.config.roles = gdn::WarpRoles::ProducerConsumer;
-  v.config.consumer_regs = 232;
   return v;
 }
 

@@ -133,14 +133,15 @@ TEST(Database, MigratesVersion1ToCurrentKeepingResults) {
     Database v1 = Database::open(path, {.migrate_to_version = 1});
     ASSERT_EQ(v1.schema_version(), 1);
     EXPECT_FALSE(has_column(v1, "results", "local_bytes"));
-    // Version 1 has no local_bytes and no overrides: write a result the v1 way, in raw SQL.
+    // Version 1 has no local_bytes and no overrides: write a result the v1 way, in raw SQL
+    // (main.<table>: an old file reads through temporary views of the current columns).
     v1.exec(
         "INSERT INTO devices VALUES (1, 'NVIDIA H200', 'GPU-1', 132, 9, 0, 1980, 3201, 1, 1, 'd', '13.0');"
         "INSERT INTO builds VALUES (1, 'abc', '', 'default', '2025-01-01T00:00:00Z');"
-        "INSERT INTO variants VALUES (1, 'v', 'fwd', 'staged', 64, 2, 'cooperative', 0, 0, 1);"
+        "INSERT INTO main.variants VALUES (1, 'v', 'fwd', 'staged', 64, 2, 'cooperative', 0, 0, 1);"
         "INSERT INTO problems VALUES (1, 's', 'h', 0, 1, 1, 128, 128, 'bf16', 1, 1, 64, 64, '64');"
         "INSERT INTO sweeps VALUES (1, 1, 1, 'sp', 's', 'exhaustive', 0, 0, 'none', 1, 1, 1, 0.1, 10, 0, 0, '', 'finished', 't0', 't1');"
-        "INSERT INTO results (sweep_id, variant_id, problem_id, outcome, message, errors_json, "
+        "INSERT INTO main.results (sweep_id, variant_id, problem_id, outcome, message, errors_json, "
         "latency_p50_ms, sample_count, metrics_unavailable_reason) VALUES (1, 1, 1, 'Passed', '', '{}', 0.5, 1, 'none');");
     EXPECT_THROW(v1.exec("SELECT * FROM overrides"), DbError);
   }
@@ -257,7 +258,7 @@ TEST(Database, MigratesVersion3To4KeepingOverridesForEveryBalance) {
     ASSERT_EQ(list_overrides(v3, sc.sweep).size(), 1u);
     pinned = list_overrides(v3, sc.sweep)[0].variant;
   }
-  Database db = Database::open(path);
+  Database db = Database::open(path, {.migrate_to_version = 4});
   EXPECT_EQ(db.schema_version(), 4);
   const std::vector<OverrideRecord> kept = list_overrides(db, sc.sweep);
   ASSERT_EQ(kept.size(), 1u);
@@ -276,6 +277,85 @@ TEST(Database, MigratesVersion3To4KeepingOverridesForEveryBalance) {
   set_override(db, sc.sweep, b.key, b.candidates.back().variant, "the slowest, on purpose");
   EXPECT_EQ(list_overrides(db, sc.sweep).size(), 2u);
   EXPECT_EQ(list_overrides(db, sc.sweep)[1].key, b.key);
+}
+
+// Version 5: the dead config columns go, plan pins join the variants and the recorded plan
+// the results; ids, references and every other value stay. Read-only, a version-4 file reads
+// as it is (rule pins, no recorded plan).
+TEST(Database, MigratesVersion4To5DroppingDeadColumnsAndAddingPlans) {
+  ScratchDir dir;
+  const std::string path = dir.file("v4.db");
+  const Scenario sc = write_version2_database(path);
+  std::vector<std::string> variants_before, results_before;
+  std::size_t rows_before = 0;
+  {
+    Database v4 = Database::open(path, {.migrate_to_version = 4});
+    variants_before = rows_text(v4, "SELECT id, name, pass, family, block_v, stages, roles, "
+                                    "cp_segment_chunks FROM main.variants ORDER BY id");
+    results_before = rows_text(v4, "SELECT id, variant_id, problem_id, latency_p50_ms FROM main.results ORDER BY id");
+  }
+  {
+    const Database ro = Database::open(path, {.create_if_missing = false, .read_only = true});
+    EXPECT_EQ(ro.schema_version(), 4);
+    ResultQuery q;
+    q.sweep_id = sc.sweep;
+    const std::vector<ResultRow> rows = query_results(ro, q);
+    rows_before = rows.size();
+    ASSERT_FALSE(rows.empty());
+    for (const ResultRow& r : rows) {
+      EXPECT_TRUE(gdn::all_rule(r.variant.pins)) << r.variant.name;
+      EXPECT_EQ(r.result.plan, PlanRecord{}) << r.variant.name;
+    }
+  }
+  Database db = Database::open(path);
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
+  EXPECT_EQ(rows_text(db, "SELECT id, name, pass, family, block_v, stages, roles, cp_segment_chunks "
+                          "FROM variants ORDER BY id"),
+            variants_before);
+  EXPECT_EQ(rows_text(db, "SELECT id, variant_id, problem_id, latency_p50_ms FROM results ORDER BY id"),
+            results_before);
+  const std::vector<std::string> columns = rows_text(db, "SELECT name FROM pragma_table_info('variants')");
+  EXPECT_EQ(std::count(columns.begin(), columns.end(), "consumer_regs"), 0);
+  EXPECT_EQ(std::count(columns.begin(), columns.end(), "chains_per_cta"), 0);
+  EXPECT_EQ(std::count(columns.begin(), columns.end(), "pin_prepare_overlap"), 1);
+  EXPECT_EQ(rows_text(db, "SELECT DISTINCT pin_prepare_heads FROM variants"), std::vector<std::string>{"-1"});
+  EXPECT_TRUE(rows_text(db, "PRAGMA foreign_key_check").empty());
+  ResultQuery q;
+  q.sweep_id = sc.sweep;
+  EXPECT_EQ(query_results(db, q).size(), rows_before);
+  // A pinned candidate and a result with its plan round-trip.
+  ResultsWriter w(db);
+  VariantRecord pinned = fused_variant("gdn_fwd_A+ov1+fx16", 64, 2);
+  pinned.pins.prepare_overlap = 1;
+  pinned.pins.fixup_cols = 16;
+  const std::int64_t v = w.register_variant(pinned);
+  ResultRecord r = passed(sc.sweep, v, sc.p[0], 0.5);
+  r.plan.prepare_overlap = 1;
+  r.plan.fixup_cols = 16;
+  r.plan.cp_segment_chunks = 64;
+  insert(w, r);
+  q.conditions.push_back({Field::VariantName, CompareOp::Eq, std::string("gdn_fwd_A+ov1+fx16")});
+  const std::vector<ResultRow> back = query_results(db, q);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_TRUE(gdn::same_pins(back[0].variant.pins, pinned.pins));
+  EXPECT_EQ(back[0].result.plan, r.plan);
+  EXPECT_EQ(back[0].variant.variant_name(), "gdn_fwd_A");
+  // Its pins must match on a second registration under the same name.
+  pinned.pins.fixup_cols = 32;
+  EXPECT_THROW(w.register_variant(pinned), DbError);
+}
+
+TEST(Database, Version4RefusesPinnedCandidates) {
+  ScratchDir dir;
+  Database v4 = Database::open(dir.file("v4.db"), {.migrate_to_version = 4});
+  VariantRecord pinned = fused_variant("gdn_fwd_A+ov1", 64, 2);
+  pinned.pins.prepare_overlap = 1;
+  try {
+    ResultsWriter(v4).register_variant(pinned);
+    FAIL() << "a version-4 file has no pin columns";
+  } catch (const DbError& e) {
+    EXPECT_NE(std::string(e.what()).find("schema version 5"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Database, FreshAndMigratedDatabasesHaveTheSameSchema) {

@@ -3,7 +3,7 @@
 
 #include <array>
 
-#include "gdn/db/dispatch_lookup.hpp"
+#include "gdn/dispatch_table.hpp"
 
 namespace gdn::dispatch {
 namespace {

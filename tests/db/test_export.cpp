@@ -39,6 +39,16 @@ std::string export_error(const Database& db, const ExportOptions& o) {
   return "(no error)";
 }
 
+// Compiles `probe` (which includes the exported header in `table_dir`) with -I on libgdn's
+// include folder alone: the format is libgdn's, the lab's headers are not needed.
+void expect_compiles(const fs::path& probe, const fs::path& table_dir) {
+  const std::string log = (probe.parent_path() / "compile.log").string();
+  const std::string cmd = std::string(GDN_TEST_CXX_COMPILER) + " -std=c++20 -fsyntax-only -I" +
+                          GDN_TEST_GDN_INCLUDE_DIR + " -I" + table_dir.string() + " " +
+                          probe.string() + " > " + log + " 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << read(log);
+}
+
 struct ExportTest : ::testing::Test {
   ScratchDir dir;
   Database db = Database::open(dir.file("r.db"));
@@ -56,7 +66,7 @@ TEST_F(ExportTest, WritesJsonAndHeaderAndNothingElse) {
   EXPECT_NE(json.find("\"total_tokens_bucket\": 16, \"max_seqlen_bucket\": 16, \"balance_bucket\": 2, "
                       "\"variant\": \"gdn_fwd_B\""),
             std::string::npos) << json;
-  EXPECT_NE(json.find("\"format_version\": 2"), std::string::npos);
+  EXPECT_NE(json.find("\"format_version\": 3"), std::string::npos);
   EXPECT_NE(json.find("\"margin\": 0.25"), std::string::npos);
   EXPECT_NE(json.find("\"margin\": null, \"runner_up\": null"), std::string::npos);
   EXPECT_EQ(read(r.header_path), render_dispatch_header(r.selection));
@@ -90,11 +100,7 @@ static_assert(!lookup(kEntries, fwd(1, 1L << 26, 1L << 26)).found());
 static_assert(!lookup(kEntries, fwd(1, 4096, 4096, 4)).found());
 int main() { return 0; }
 )cpp";
-  const std::string log = (dir.path() / "compile.log").string();
-  const std::string cmd = std::string(GDN_TEST_CXX_COMPILER) + " -std=c++20 -fsyntax-only -I" +
-                          GDN_TEST_DB_INCLUDE_DIR + " -I" + out.string() + " " + probe.string() +
-                          " > " + log + " 2>&1";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << read(log);
+  expect_compiles(probe, out);
 }
 
 TEST_F(ExportTest, RuntimeLookupsOverTheSelection) {
@@ -110,6 +116,101 @@ TEST_F(ExportTest, RuntimeLookupsOverTheSelection) {
   EXPECT_EQ(pick(1, 100000, 100000), "gdn_fwd_B");   // exact (2^16 bucket)
   EXPECT_EQ(pick(4, 8192, 0), "gdn_fwd_A");          // between: nearest is the packed bucket
   EXPECT_EQ(pick(1, 1 << 28, 1 << 28), "default");   // beyond: default selection
+}
+
+// A sweep whose candidates pin launch-plan fields, in both passes: the winner's pins travel
+// in the table (json "plan", the header's Entry::plan), its variant name without the suffix.
+struct PlannedSweep {
+  std::int64_t sweep = 0;
+};
+PlannedSweep write_planned_sweep(Database& db) {
+  ResultsWriter w(db);
+  PlannedSweep ps;
+  ps.sweep = w.begin_sweep(sweep_of(w.register_device(h200()), w.register_build(build())));
+  VariantRecord rule = fused_variant("gdn_fwd_A", 64, 2);
+  VariantRecord pinned = rule;
+  pinned.name = "gdn_fwd_A+ov2+ph4";
+  pinned.pins.prepare_overlap = 2;
+  pinned.pins.prepare_heads = 4;
+  VariantRecord bwd = fused_variant("gdn_bwd_S", 64, 2, gdn::Pass::Backward);
+  bwd.config.family = gdn::Family::Staged;
+  bwd.config.roles = gdn::WarpRoles::Cooperative;
+  const std::int64_t v_rule = w.register_variant(rule);
+  const std::int64_t v_pinned = w.register_variant(pinned);
+  const std::int64_t v_bwd = w.register_variant(bwd);
+  const std::int64_t p = w.register_problem(problem(0, 4, 16, 1, 8192, 8192));
+  insert(w, passed(ps.sweep, v_rule, p, 1.0));
+  insert(w, passed(ps.sweep, v_pinned, p, 0.8));
+  insert(w, passed(ps.sweep, v_bwd, p, 3.0));
+  return ps;
+}
+
+TEST(ExportPlans, TheWinnersPinsTravelInBothFilesAndTheHeaderCompilesAgainstLibgdnAlone) {
+  ScratchDir dir;
+  Database db = Database::open(dir.file("r.db"));
+  const PlannedSweep ps = write_planned_sweep(db);
+  const fs::path out = dir.path() / "table";
+  const ExportResult r = export_dispatch(db, {.sweep_id = ps.sweep, .out_dir = out});
+  ASSERT_EQ(r.selection.buckets.size(), 2u);  // the forward bucket and the backward one
+  const std::string json = read(r.json_path);
+  EXPECT_NE(json.find("\"pass\": \"fwd\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"variant\": \"gdn_fwd_A\", \"plan\": {\"prepare_overlap\": 2, \"prepare_heads\": 4}"),
+            std::string::npos) << json;
+  EXPECT_NE(json.find("\"variant\": \"gdn_bwd_S\", \"plan\": {}"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"runner_up\": \"gdn_fwd_A\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"variants\": [\"gdn_bwd_S\", \"gdn_fwd_A\"]"), std::string::npos) << json;
+  const fs::path probe = dir.path() / "probe.cpp";
+  std::ofstream(probe) << R"cpp(
+#include "gdn_dispatch_table.hpp"
+using namespace gdn::dispatch;
+using namespace gdn::dispatch::generated;
+constexpr Shape fwd{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 8192, 8192};
+constexpr Shape bwd{Pass::Backward, 4, 16, 128, 128, DType::BF16, 1, 8192, 8192};
+static_assert(kEntries.size() == 2);
+static_assert(lookup(kEntries, fwd).entry->variant == "gdn_fwd_A");
+static_assert(lookup(kEntries, fwd).entry->plan.prepare_overlap == 2);
+static_assert(lookup(kEntries, fwd).entry->plan.prepare_heads == 4);
+static_assert(lookup(kEntries, fwd).entry->plan.fixup_cols == GDN_PLAN_RULE);
+static_assert(lookup(kEntries, bwd).entry->variant == "gdn_bwd_S");
+static_assert(lookup(kEntries, bwd).entry->plan.prepare_heads == GDN_PLAN_RULE);
+int main() { return 0; }
+)cpp";
+  expect_compiles(probe, out);
+}
+
+// A backward sweep beside a forward one: one table of both, its buckets sorted; a bucket two
+// sweeps choose is an error, and so is a sweep of another device.
+TEST(ExportPlans, MergedSweepsJoinOneTable) {
+  ScratchDir dir;
+  Database db = Database::open(dir.file("r.db"));
+  const PlannedSweep first = write_planned_sweep(db);
+  ResultsWriter w(db);
+  const std::int64_t second = w.begin_sweep(sweep_of(w.register_device(h200()), w.register_build(build())));
+  VariantRecord bwd = fused_variant("gdn_bwd_S", 64, 2, gdn::Pass::Backward);
+  bwd.config.family = gdn::Family::Staged;
+  bwd.config.roles = gdn::WarpRoles::Cooperative;
+  const std::int64_t p2 = w.register_problem(problem(1, 2, 8, 1, 4096, 4096));
+  insert(w, passed(second, w.register_variant(bwd), p2, 2.0));
+  const fs::path out = dir.path() / "table";
+  const ExportResult r =
+      export_dispatch(db, {.sweep_id = first.sweep, .out_dir = out, .merged_sweeps = {second}});
+  ASSERT_EQ(r.selection.buckets.size(), 3u);
+  EXPECT_TRUE(std::is_sorted(r.selection.buckets.begin(), r.selection.buckets.end(),
+                             [](const BucketChoice& a, const BucketChoice& b) { return a.key < b.key; }));
+  EXPECT_NE(read(r.json_path).find("\"merged_sweeps\": [" + std::to_string(second) + "]"), std::string::npos);
+  EXPECT_NE(read(r.header_path).find("and sweep " + std::to_string(second)), std::string::npos);
+  // The first sweep again: every bucket chosen twice.
+  const PlannedSweep again = write_planned_sweep(db);
+  EXPECT_NE(export_error(db, {.sweep_id = first.sweep, .out_dir = out, .merged_sweeps = {again.sweep}})
+                .find("is chosen in sweep"),
+            std::string::npos);
+  DeviceRecord other = h200();
+  other.uuid = "GPU-another-one";
+  const std::int64_t elsewhere = w.begin_sweep(sweep_of(w.register_device(other), w.register_build(build())));
+  insert(w, passed(elsewhere, w.register_variant(bwd), p2, 2.0));
+  EXPECT_NE(export_error(db, {.sweep_id = first.sweep, .out_dir = out, .merged_sweeps = {elsewhere}})
+                .find("a table is tuned on one device"),
+            std::string::npos);
 }
 
 TEST_F(ExportTest, ReExportReplacesBothFiles) {

@@ -74,9 +74,7 @@ gdn::KernelConfig test_config(int i) {
                                        gdn::WarpRoles::ProducerConsumer,
                                        gdn::WarpRoles::ColumnWarps};
   c.roles = kRoles[i / 2 % 3];
-  c.consumer_regs = c.roles == gdn::WarpRoles::ProducerConsumer ? 24 + 8 * (i / 7 % 30) : 0;
   c.cp_segment_chunks = (i / 11 % 4) == 0 ? 0 : (4 << (i / 11 % 4));
-  c.chains_per_cta = 1 + (i / 13 % 2);
   return c;
 }
 
@@ -85,10 +83,9 @@ std::string test_variant_name(const gdn::KernelConfig& c, int i) {
   name += "_v" + std::to_string(c.block_v);
   if (c.family == gdn::Family::Fused) {
     name += "_s" + std::to_string(c.stages);
-    name += c.roles == gdn::WarpRoles::ProducerConsumer ? "_pc_r" + std::to_string(c.consumer_regs)
+    name += c.roles == gdn::WarpRoles::ProducerConsumer ? std::string("_pc")
             : c.roles == gdn::WarpRoles::ColumnWarps    ? std::string("_cw")
                                                         : std::string("_coop");
-    name += "_x" + std::to_string(c.chains_per_cta);
   }
   name += "_cp" + std::to_string(c.cp_segment_chunks);
   return name + "_t" + std::to_string(i);  // the synthetic space may repeat a config

@@ -18,6 +18,8 @@ constexpr std::pair<std::string_view, db::Field> kAliases[] = {
     {"dram", db::Field::DramPct},        {"occupancy", db::Field::AchievedOccupancyPct},
     {"regs", db::Field::Registers},      {"spills", db::Field::LocalBytes},
     {"tokens", db::Field::TotalTokens},
+    {"overlap", db::Field::PlanPrepareOverlap}, {"split", db::Field::PlanPrepareSplitChunk},
+    {"heads", db::Field::PlanPrepareHeads},     {"fixup", db::Field::PlanFixupCols},
 };
 
 std::optional<db::Field> resolve_field(std::string_view name) {

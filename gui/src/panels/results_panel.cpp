@@ -23,6 +23,10 @@ bool shown_by_default(db::Field f) {
     case db::Field::RelSpread: case db::Field::SmBusyPct: case db::Field::TensorPipePct:
     case db::Field::DramPct: case db::Field::AchievedOccupancyPct: case db::Field::Registers:
     case db::Field::LocalBytes: case db::Field::MaxRelRms:
+    // the launch plan each result ran with: the decisions the pins and rules made
+    case db::Field::PlanPrepareOverlap: case db::Field::PlanFirstSegment:
+    case db::Field::PlanPrepareSplitChunk: case db::Field::PlanPrepareHeads:
+    case db::Field::PlanFixupCols:
       return true;
     default:
       return false;

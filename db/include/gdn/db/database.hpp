@@ -18,7 +18,7 @@ inline constexpr std::int32_t kApplicationId = 0x67646E6C;
 //   2: results.local_bytes (spill bytes) and the selection-override table
 //   3: variants.roles also accepts 'column_warps' (the CHECK widened; table rebuilt)
 //   4: overrides.balance_bucket (the dispatch key's balance; -1 on the rows before it: any)
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 // The oldest schema version a read-only open reads as it is: the migrations after it widened
 // a CHECK and added an override column that readers of older files take as -1 (any), so every
 // table and column a reader needs is there. Older files are DbError::NeedsMigration when

@@ -1,7 +1,7 @@
 // Dispatch-table export: one implementation for `gdnlab export` and the dashboard.
 // Writes <out>/dispatch.json and <out>/gdn_dispatch_table.hpp atomically: both are written to
 // temporary names first and renamed only when both are complete; on any error no output file
-// remains. The header includes gdn/db/dispatch_lookup.hpp and defines, in namespace
+// remains. The header includes gdn/dispatch_table.hpp and defines, in namespace
 // gdn::dispatch::generated: kTableInfo, kEntries (std::array<Entry, N>, sorted by key) and
 // kVariantNames (the variants a pruned libgdn build must compile).
 #pragma once
@@ -23,6 +23,9 @@ inline constexpr const char* kDispatchHeaderName = "gdn_dispatch_table.hpp";
 struct ExportOptions {
   std::optional<std::int64_t> sweep_id;  // default: latest_sweep_with_passes()
   std::filesystem::path out_dir;         // created when missing
+  // Sweeps whose buckets join the first sweep's (e.g. the backward sweep of the backward
+  // anchors beside the forward one): same device; a bucket chosen twice is an error.
+  std::vector<std::int64_t> merged_sweeps;
 };
 struct ExportResult {
   Selection selection;
@@ -31,7 +34,8 @@ struct ExportResult {
 };
 
 // Throws DbError: Invalid (no sweep / unknown sweep / no Passed result / no bucket with an
-// eligible winner), Io (cannot write), and whatever opening the database threw before.
+// eligible winner / a merged sweep of another device or choosing a bucket again), Io (cannot
+// write), and whatever opening the database threw before.
 ExportResult export_dispatch(const Database& db, const ExportOptions& options);
 
 // The table as lookup entries (variant names point into `selection`, which must outlive them):

@@ -42,14 +42,18 @@ struct ResultRow {
 
 // Every column a results table can show, sort or filter on.
 enum class Field : std::uint8_t {
-  // variant
-  VariantName, Pass, Family, BlockV, Stages, Roles, ConsumerRegs, CpSegmentChunks, ChainsPerCta,
+  // variant (config and plan pins: the sweep's dimensions)
+  VariantName, Pass, Family, BlockV, Stages, Roles, CpSegmentChunks, PinPrepareOverlap,
+  PinCpFirstSegment, PinPrepareSplit, PinPrepareHeads, PinFixupCols,
   // problem
   ShapeSet, RowIndex, HQk, HV, K, V, DType, Batch, NumSeqs, TotalTokens, MaxSeqlen,
   // result
   Outcome, Message, MaxRelRms, LatencyP20, LatencyP50, LatencyP80, SampleCount, RelSpread,
   ClockMhz, SmBusyPct, AchievedOccupancyPct, IssueActivePct, DramPct, TensorPipePct,
   SmThroughputPct, MemorySolPct, GpcClockHz, Registers, SharedBytes, LocalBytes,
+  // the launch plan the result ran with
+  PlanCpSegmentChunks, PlanPrepareOverlap, PlanFirstSegment, PlanPrepareSplitChunk,
+  PlanPrepareHeads, PlanTailPrepareHeads, PlanFixupCols, PlanBlockV,
 };
 enum class FieldKind : std::uint8_t { Integer, Real, Text };
 struct FieldInfo {
@@ -57,7 +61,8 @@ struct FieldInfo {
   std::string_view name;   // snake_case, used by the CLI and JSON ("latency_p50_ms")
   std::string_view label;  // column header ("p50 ms")
   FieldKind kind;
-  bool is_config;          // a KernelConfig field (plot axes, heatmaps)
+  bool is_config;          // a sweep dimension: a KernelConfig field or a plan pin (-1: the
+                           // rule) (plot axes, heatmaps)
 };
 std::span<const FieldInfo> all_fields();
 const FieldInfo& field_info(Field f);

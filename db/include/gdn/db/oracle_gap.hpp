@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "gdn/db/database.hpp"
-#include "gdn/db/dispatch_lookup.hpp"
+#include "gdn/dispatch_table.hpp"
 #include "gdn/db/model.hpp"
 #include "gdn/db/report.hpp"
 
@@ -45,6 +45,7 @@ struct GapRow {
 };
 
 struct OracleGap {
+  gdn::Pass pass = gdn::Pass::Forward;  // the pass whose entries and problems are compared
   SweepSummary table_sweep;
   SweepSummary measured_sweep;
   std::size_t table_entries = 0;
@@ -62,7 +63,9 @@ struct OracleGap {
 
 // Throws DbError::Invalid for an unknown sweep id, a table sweep with no bucket where a
 // forward variant passed every problem, or a measured sweep with no Passed forward result.
-OracleGap oracle_gap(const Database& db, std::int64_t table_sweep, std::int64_t measured_sweep);
+// `pass`: the forward's or the backward's entries and problems.
+OracleGap oracle_gap(const Database& db, std::int64_t table_sweep, std::int64_t measured_sweep,
+                     gdn::Pass pass = gdn::Pass::Forward);
 
 // Table: the provenance of both sweeps, one line per row, then the summary lines. CSV: the
 // rows only (a header line, then one line per row). JSON: {"table_sweep", "measured_sweep",

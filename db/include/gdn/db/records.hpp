@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "gdn/launch_plan.hpp"
 #include "gdn/variant.hpp"
 #include "gdn/variant_config.hpp"
 
@@ -66,13 +67,53 @@ struct BuildRecord {
   std::string created_at;      // ISO-8601 UTC, filled by the database when empty
 };
 
-// Typed columns of gdn::KernelConfig plus the procedural name and the pass.
+// One candidate of a sweep: a compiled variant (typed columns of gdn::KernelConfig) and the
+// launch-plan fields it pins (gdn_launch_options; GDN_PLAN_RULE: the default rule). The name
+// is the variant's procedural name followed by the pins' suffix (gdn::pins_suffix):
+// gdn_fwd_sm90_fused_v64_s2_cw_cp16, gdn_fwd_sm90_fused_v64_s2_cw_cp16+ov2+ph4.
 struct VariantRecord {
   std::int64_t id = 0;
-  std::string name;            // gdn::config_name(config), unique per pass
-  gdn::Pass pass = gdn::Pass::Forward;
+  std::string name;            // unique per pass
+  gdn::Pass pass = gdn::Pass::Forward;  // == config.pass
   gdn::KernelConfig config;
+  gdn_launch_options pins = gdn::kRulePins;
+
+  // The compiled variant's name: `name` without the pins' suffix.
+  std::string variant_name() const { return name.substr(0, name.find('+')); }
 };
+
+// The launch plan one result's call ran with (gdn/launch_plan.hpp), one column per field of
+// either pass's plan; nullopt where that pass's plan has no such field, and for results
+// recorded before plans were (schema version 4 and older).
+struct PlanRecord {
+  std::optional<int> cp_segment_chunks;
+  std::optional<int> prepare_overlap;      // gdn::OverlapMode as its number
+  std::optional<int> first_segment;        // 0 / 1
+  std::optional<int> prepare_split_chunk;  // 0: no split
+  std::optional<int> prepare_heads;
+  std::optional<int> tail_prepare_heads;
+  std::optional<int> fixup_cols;           // 0: no CP
+  std::optional<int> block_v;              // the backward's V-block
+  friend bool operator==(const PlanRecord&, const PlanRecord&) = default;
+};
+inline PlanRecord plan_record(const gdn::ForwardPlan& p) {
+  PlanRecord r;
+  r.cp_segment_chunks = p.cp_segment_chunks;
+  r.prepare_overlap = static_cast<int>(p.prepare_overlap);
+  r.first_segment = p.first_segment_in_pass1 ? 1 : 0;
+  r.prepare_split_chunk = static_cast<int>(p.prepare_split_chunk);
+  r.prepare_heads = p.prepare_heads;
+  r.tail_prepare_heads = p.tail_prepare_heads;
+  r.fixup_cols = p.fixup_cols;
+  return r;
+}
+inline PlanRecord plan_record(const gdn::BackwardPlan& p) {
+  PlanRecord r;
+  r.cp_segment_chunks = p.cp_segment_chunks;
+  r.prepare_heads = p.prepare_heads;
+  r.block_v = p.block_v;
+  return r;
+}
 
 // One row of a named shape set (scripts/shapes/*.csv). dtype is "bf16", "fp16" or "fp32".
 struct ProblemRecord {
@@ -153,6 +194,7 @@ struct ResultRecord {
   std::optional<int> registers;
   std::optional<int> shared_bytes;
   std::optional<int> local_bytes;        // spills (schema v2)
+  PlanRecord plan;                       // schema v5
 };
 
 // One point of a PM-sampling timeline.

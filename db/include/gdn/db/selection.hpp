@@ -1,4 +1,4 @@
-// Winner selection per shape bucket (buckets: gdn/db/dispatch_lookup.hpp), with manual
+// Winner selection per shape bucket (buckets: gdn/dispatch_table.hpp), with manual
 // overrides. Shared by the dashboard's selection panel, the export and `gdnlab report`.
 //
 // Rule, per bucket of one sweep:
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "gdn/db/database.hpp"
-#include "gdn/db/dispatch_lookup.hpp"
+#include "gdn/dispatch_table.hpp"
 #include "gdn/db/model.hpp"
 
 namespace gdn::db {
@@ -32,9 +32,12 @@ gdn::dispatch::BucketKey bucket_of(const ProblemRecord& problem, gdn::Pass pass)
 // "fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096)"
 std::string describe_bucket(const gdn::dispatch::BucketKey& key);
 
+// A candidate is a variant row of the sweep: a compiled variant with the plan fields it pins
+// (VariantRecord); `variant` is its full name (pins' suffix included).
 struct Candidate {
   std::string variant;
   std::int64_t variant_id = 0;
+  gdn_launch_options pins = gdn::kRulePins;
   double score_ms = 0;   // geometric mean p50 over the bucket's problems
   double noise = 0;      // largest (p80 - p20) / p50
   int buckets_won = 0;   // raw wins across the sweep (the near-tie preference)
@@ -44,7 +47,8 @@ struct BucketChoice {
   gdn::dispatch::BucketKey key;
   std::vector<std::int64_t> problem_ids;
   std::vector<Candidate> candidates;  // eligible, fastest first
-  std::string variant;                // the choice
+  std::string variant;                // the choice (candidate name: variant and pins' suffix)
+  gdn_launch_options pins = gdn::kRulePins;  // the plan fields the choice pins
   double score_ms = 0;
   std::optional<std::string> runner_up;
   std::optional<double> margin;       // runner-up score / choice score - 1
@@ -58,9 +62,11 @@ struct SkippedBucket {
 };
 struct Selection {
   SweepSummary sweep;
+  std::vector<std::int64_t> merged_sweeps;  // sweeps whose buckets were merged in (export)
   std::vector<BucketChoice> buckets;  // sorted by key
   std::vector<SkippedBucket> skipped;
-  std::vector<std::string> variants_used() const;  // sorted, unique
+  // The compiled variants the choices run (their names without the pins' suffix): sorted, unique.
+  std::vector<std::string> variants_used() const;
 };
 
 // Throws DbError::Invalid if the sweep does not exist.
