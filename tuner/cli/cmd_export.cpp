@@ -12,11 +12,15 @@ void add_export(CLI::App& app, Action& run) {
   auto db_path = std::make_shared<std::string>();
   auto sweep = std::make_shared<std::int64_t>(0);
   auto out = std::make_shared<std::string>();
+  auto merged = std::make_shared<std::vector<std::int64_t>>();
   sub->add_option("--db", *db_path, "Results database")->required();
+  sub->add_option("--merge-sweep", *merged, "Also take the buckets of this sweep (repeatable; same device), "
+                                            "e.g. the backward sweep beside the forward one")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--sweep", *sweep, "Sweep id (default: the newest with a Passed result)")->check(CLI::PositiveNumber);
   sub->add_option("--out", *out, "Output directory (created when missing)")->required();
-  sub->callback([&run, db_path, sweep, out] {
-    run = [db_path, sweep, out]() -> int {
+  sub->callback([&run, db_path, sweep, out, merged] {
+    run = [db_path, sweep, out, merged]() -> int {
       db::OpenOptions oo;
       oo.create_if_missing = false;
       oo.read_only = true;
@@ -25,6 +29,7 @@ void add_export(CLI::App& app, Action& run) {
         db::ExportOptions eo;
         if (*sweep > 0) eo.sweep_id = *sweep;
         eo.out_dir = *out;
+        eo.merged_sweeps = *merged;
         const auto r = db::export_dispatch(database, eo);
         std::cout << "wrote " << r.json_path.string() << "\nwrote " << r.header_path.string() << '\n';
       } catch (const db::DbError& e) {

@@ -19,6 +19,7 @@ struct GapArgs {
   std::int64_t measured_sweep = 0;  // 0: the table sweep
   std::string format = "table";
   std::string out;                  // empty: stdout
+  std::string pass = "fwd";         // fwd | bwd
 };
 
 // Writes through a temporary name and renames, so a failed write leaves no partial file.
@@ -50,13 +51,16 @@ int run_gap(const GapArgs& a) {
   if (!fmt) return usage_error("gap", "--format: expected table, csv or json, got '" + a.format + "'");
   if (!a.out.empty() && std::filesystem::is_directory(a.out))
     return usage_error("gap", "--out: expected a file path, got the directory '" + a.out + "'");
+  const auto pass = db::parse_pass(a.pass);
+  if (!pass) return usage_error("gap", "--pass: expected fwd or bwd, got '" + a.pass + "'");
   db::OpenOptions oo;
   oo.create_if_missing = false;
   oo.read_only = true;
   std::string text;
   try {
     const auto database = db::Database::open(a.db_path, oo);
-    const auto gap = db::oracle_gap(database, a.table_sweep, a.measured_sweep > 0 ? a.measured_sweep : a.table_sweep);
+    const auto gap = db::oracle_gap(database, a.table_sweep,
+                                    a.measured_sweep > 0 ? a.measured_sweep : a.table_sweep, *pass);
     text = db::render_oracle_gap(gap, *fmt);
   } catch (const db::DbError& e) {
     return usage_error("gap", e.what());
@@ -74,7 +78,8 @@ int run_gap(const GapArgs& a) {
 
 void add_gap(CLI::App& app, Action& run) {
   auto* sub = app.add_subcommand(
-      "gap", "Oracle gap of a dispatch table: per forward problem, the table's pick vs the fastest measured variant");
+      "gap", "Oracle gap of a dispatch table: per problem of one pass, the table's pick vs the fastest measured "
+             "candidate");
   auto a = std::make_shared<GapArgs>();
   sub->add_option("--db", a->db_path, "Results database")->required();
   sub->add_option("--table-sweep", a->table_sweep,
@@ -83,8 +88,9 @@ void add_gap(CLI::App& app, Action& run) {
   sub->add_option("--sweep", a->measured_sweep, "Sweep that measures it (default: the table sweep)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--format", a->format, "table | csv (rows only) | json")->capture_default_str();
+  sub->add_option("--pass", a->pass, "fwd | bwd: whose table entries and problems")->capture_default_str();
   sub->add_option("--out", a->out, "Write to this file instead of stdout (replaced atomically)");
-  sub->footer("Rows: forward problems of the measured sweep with a Passed result. ratio = picked p50 / "
+  sub->footer("Rows: problems of the measured sweep (of --pass) with a Passed result. ratio = picked p50 / "
               "fastest p50; the oracle gap is their geometric mean - 1. Rows answered by libgdn's default "
               "rule (no entry within bucket distance 4) and picks without a Passed result are counted "
               "and left out of the mean.\n");

@@ -45,7 +45,13 @@ void add_sweep(CLI::App& app, Action& run) {
   sub->add_flag("--resume", a->o.resume, "Continue the newest unfinished sweep with the same arguments");
   sub->add_option("--replay", a->o.replay_db, "Replay runner: answer from this recorded database (no GPU)");
   sub->add_option("--replay-sweep", a->replay_sweep, "Sweep of the --replay database (default: newest with results)");
-  sub->add_option("--variants", a->o.variant_filter, "Comma-separated globs on variant names, e.g. '*fused*v64*'");
+  sub->add_option("--variants", a->o.variant_filter, "Comma-separated globs on candidate names, e.g. '*fused*v64*'");
+  sub->add_option("--plans", a->o.plans, "Launch-plan space per variant: rule (the default rules only), axes (plus "
+                                         "each plan field that applies pinned alone, at each of its values), "
+                                         "grid (every combination); see `gdnlab space`")
+      ->capture_default_str();
+  sub->add_option("--worker-exe", a->o.worker_exe, "Executable spawned as '<exe> worker ...' (default: this gdnlab)")
+      ->group("");  // hidden: tests spawn a worker with fault hooks
   sub->add_option("--timeout", a->o.timeout_s, "Seconds before a measurement is killed and recorded Timeout")
       ->capture_default_str();
   sub->add_option("--gate-timeout", a->o.gate_timeout_s, "Seconds before a correctness gate is killed (Timeout)")

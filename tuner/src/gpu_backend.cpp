@@ -1,7 +1,10 @@
-// GPU backend of the worker: libgdn's variants on one device. Gate: the variant's forward on
-// the family's small representative problem against the float64 token-loop oracle (gdn.md
-// section 4 bars). Measure: can_implement, one checked call, the timing phase, then (precise
-// rung only) the CUPTI profiling phase and the optional PM timeline.
+// GPU backend of the worker: libgdn's variants of either pass on one device, each run with the
+// plan pins its candidate name carries (gdn/launch_plan.hpp). Gate: the variant's pass on the
+// family's small representative problem against the float64 token-loop oracle (gdn.md
+// section 4 bars: the forward's o and final state, the backward's six gradients). Measure:
+// can_implement, one checked call, the timing phase, then (precise rung only) the CUPTI
+// profiling phase and the optional PM timeline. Every answer carries the launch plan the call
+// ran with.
 #include <cuda_runtime_api.h>
 
 #include <cmath>
@@ -21,6 +24,7 @@
 #include "gdn/tuner/backend.hpp"
 #include "gdn/tuner/fidelity.hpp"
 #include "gdn/tuner/gate_problem.hpp"
+#include "gdn/launch_plan.hpp"
 #include "gdn/variant.hpp"
 
 namespace gdn::tuner {
@@ -30,8 +34,11 @@ namespace {
 using profiler::NvtxLevel;
 using profiler::NvtxRange;
 
-// Forward bars of gdn.md section 4 (bf16/fp16 inputs): o and final state.
+// Bars of gdn.md section 4 (bf16/fp16 inputs): the forward's o and final state; the
+// backward's dq, dk, dv, dh0, and its dg, dbeta.
 constexpr double kForwardTolerance = 5e-3;
+constexpr double kGradientTolerance = 8e-3;
+constexpr double kGateGradientTolerance = 2e-2;
 
 class CudaFailure : public std::runtime_error {
  public:
@@ -103,16 +110,74 @@ struct DeviceProblem {
   }
 };
 
-// The arguments of one variant's call on a problem, with that variant's workspace.
-struct BoundCall {
-  DeviceBuffer workspace;
-  gdn_fwd_args args{};
-  BoundCall(DeviceProblem& d, const gdn::Variant& variant) : workspace(variant.workspace_bytes(d.api.problem)) {
-    args = {d.q.ptr, d.k.ptr, d.v.ptr, static_cast<const float*>(d.g.ptr), d.beta.ptr,
-            static_cast<const float*>(d.h0.ptr), d.o.ptr, static_cast<float*>(d.ht.ptr),
-            workspace.ptr, variant.workspace_bytes(d.api.problem)};
+// A backward call's other inputs (do, dht: the v and h0 of a second seeded draw) and its
+// outputs, for one problem.
+struct DeviceGrads {
+  DeviceBuffer d_o, dht, dq, dk, dv, dg, dbeta, dh0;
+  std::size_t qk_bytes, v_bytes, gate_bytes, state_bytes;
+  DeviceGrads(const GateInputs& in, const GateInputs& grads)
+      : d_o(grads.v), dht(grads.h0),
+        dq(in.q.size() * 2), dk(in.k.size() * 2), dv(in.v.size() * 2),
+        dg(in.g.size() * sizeof(float)), dbeta(in.beta.size() * sizeof(float)),
+        dh0(in.h0.size() * sizeof(float)),
+        qk_bytes(in.q.size() * 2), v_bytes(in.v.size() * 2), gate_bytes(in.g.size() * sizeof(float)),
+        state_bytes(in.h0.size() * sizeof(float)) {}
+  // All-ones bytes are NaN in bf16, fp16 and fp32: an element the kernel does not write shows
+  // up as NaN, which never passes.
+  void poison() {
+    check(cudaMemset(dq.ptr, 0xFF, qk_bytes), "poison dq");
+    check(cudaMemset(dk.ptr, 0xFF, qk_bytes), "poison dk");
+    check(cudaMemset(dv.ptr, 0xFF, v_bytes), "poison dv");
+    check(cudaMemset(dg.ptr, 0xFF, gate_bytes), "poison dg");
+    check(cudaMemset(dbeta.ptr, 0xFF, gate_bytes), "poison dbeta");
+    check(cudaMemset(dh0.ptr, 0xFF, state_bytes), "poison dh0");
   }
 };
+
+// The seed of the second draw a backward problem takes its do and dht from.
+constexpr std::uint64_t kGradSeedOffset = 0x9E37ull;
+
+// One candidate's call on a problem: its variant, the pins of its name, the arguments of its
+// pass and the variant's workspace.
+struct BoundCall {
+  const gdn::Variant& variant;
+  const gdn_problem& problem;
+  gdn_launch_options pins;
+  DeviceBuffer workspace;
+  gdn_fwd_args fwd{};
+  gdn_bwd_args bwd{};
+  BoundCall(DeviceProblem& d, DeviceGrads* grads, const gdn::Variant& v, const gdn_launch_options& p)
+      : variant(v), problem(d.api.problem), pins(p), workspace(v.workspace_bytes(d.api.problem)) {
+    const std::size_t ws = v.workspace_bytes(d.api.problem);
+    const auto* g = static_cast<const float*>(d.g.ptr);
+    const auto* h0 = static_cast<const float*>(d.h0.ptr);
+    fwd = {d.q.ptr, d.k.ptr, d.v.ptr, g, d.beta.ptr, h0, d.o.ptr, static_cast<float*>(d.ht.ptr),
+           workspace.ptr, ws, &pins};
+    if (grads != nullptr)
+      bwd = {d.q.ptr, d.k.ptr, d.v.ptr, g, d.beta.ptr, h0, grads->d_o.ptr,
+             static_cast<const float*>(grads->dht.ptr), grads->dq.ptr, grads->dk.ptr, grads->dv.ptr,
+             static_cast<float*>(grads->dg.ptr), grads->dbeta.ptr, static_cast<float*>(grads->dh0.ptr),
+             workspace.ptr, ws, &pins};
+  }
+  gdn_status run(cudaStream_t s) const {
+    const auto stream = reinterpret_cast<gdn_stream_t>(s);
+    return variant.pass() == gdn::Pass::Forward ? variant.run_fwd(problem, fwd, stream)
+                                                : variant.run_bwd(problem, bwd, stream);
+  }
+};
+
+std::vector<double> download_half(const DeviceBuffer& b, std::size_t n, gdn_dtype dt, const char* what) {
+  std::vector<std::uint16_t> bits(n);
+  check(cudaMemcpy(bits.data(), b.ptr, n * 2, cudaMemcpyDeviceToHost), what);
+  std::vector<double> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = from_half_bits(bits[i], dt);
+  return out;
+}
+std::vector<double> download_float(const DeviceBuffer& b, std::size_t n, const char* what) {
+  std::vector<float> f(n);
+  check(cudaMemcpy(f.data(), b.ptr, n * sizeof(float), cudaMemcpyDeviceToHost), what);
+  return {f.begin(), f.end()};
+}
 
 std::string json_error_entry(const char* name, double rel, double max_abs) {
   std::ostringstream s;
@@ -152,55 +217,47 @@ class GpuBackend final : public MeasureBackend {
   TrialOutput gate(const TrialRequest& r) override {
     NvtxRange config(NvtxLevel::Config, r.variant);
     NvtxRange phase(NvtxLevel::Phase, "gate");
-    return guarded(r, [&](TrialOutput& out, const gdn::Variant& variant) {
+    return guarded(r, [&](TrialOutput& out, const gdn::Variant& variant, const gdn_launch_options& pins) {
       const auto problem = to_problem(r);
       const problems::ApiProblem api = problems::to_api_problem(problem);
-      if (auto impl = variant.can_implement(api.problem); !impl.ok) {
-        out.result.outcome = db::Outcome::Unsupported;
-        out.result.message = impl.reason;
-        return;
-      }
-      const auto& ref = reference_for(r, problem);
+      if (!implementable(out, variant, pins, api.problem)) return;
+      const bool forward = variant.pass() == gdn::Pass::Forward;
+      const Reference& ref = reference_for(r, problem, forward);
       DeviceProblem dev(problem, ref.inputs);
-      BoundCall call(dev, variant);
-      // Poison outputs (all-ones bytes are NaN in bf16, fp16 and fp32): an element the kernel
-      // does not write shows up as NaN, which never passes.
-      check(cudaMemset(dev.o.ptr, 0xFF, dev.o_bytes), "poison o");
-      check(cudaMemset(dev.ht.ptr, 0xFF, dev.ht_bytes), "poison ht");
-      if (!launch_checked(out, variant, dev, call)) return;
-      std::vector<std::uint16_t> o_bits(ref.inputs.v.size());
-      std::vector<float> ht(ref.inputs.h0.size());
-      check(cudaMemcpy(o_bits.data(), dev.o.ptr, o_bits.size() * 2, cudaMemcpyDeviceToHost), "download o");
-      check(cudaMemcpy(ht.data(), dev.ht.ptr, ht.size() * sizeof(float), cudaMemcpyDeviceToHost), "download ht");
-      std::vector<double> o(o_bits.size()), htd(ht.begin(), ht.end());
-      for (std::size_t i = 0; i < o.size(); ++i) o[i] = from_half_bits(o_bits[i], problem.dtype);
-      const double e_o = ref::rel_rms(o, ref.out.o), e_ht = ref::rel_rms(htd, ref.out.ht);
-      out.result.errors_json = "{" + json_error_entry("o", e_o, max_abs_diff(o, ref.out.o)) + ", " +
-                               json_error_entry("ht", e_ht, max_abs_diff(htd, ref.out.ht)) + "}";
-      const double worst = (std::isnan(e_o) || std::isnan(e_ht)) ? NAN : std::max(e_o, e_ht);
-      if (std::isfinite(worst)) out.result.max_rel_rms = worst;
-      const bool ok = std::isfinite(worst) && worst <= kForwardTolerance;
-      out.result.outcome = ok ? db::Outcome::Passed : db::Outcome::Incorrect;
-      std::ostringstream msg;
-      msg << "relative RMS error o " << e_o << ", final state " << e_ht << " (bar " << kForwardTolerance << ")";
-      out.result.message = msg.str();
+      std::unique_ptr<DeviceGrads> grads;
+      if (!forward) grads = std::make_unique<DeviceGrads>(ref.inputs, ref.grads);
+      BoundCall call(dev, grads.get(), variant, pins);
+      record_plan(out, call);
+      if (forward) {
+        check(cudaMemset(dev.o.ptr, 0xFF, dev.o_bytes), "poison o");
+        check(cudaMemset(dev.ht.ptr, 0xFF, dev.ht_bytes), "poison ht");
+      } else {
+        grads->poison();
+      }
+      if (!launch_checked(out, call)) return;
+      if (forward)
+        judge(out, {{"o", download_half(dev.o, ref.inputs.v.size(), problem.dtype, "download o"), &ref.out.o, kForwardTolerance},
+                    {"ht", download_float(dev.ht, ref.inputs.h0.size(), "download ht"), &ref.out.ht, kForwardTolerance}});
+      else
+        judge(out, {{"dq", download_half(grads->dq, ref.inputs.q.size(), problem.dtype, "download dq"), &ref.bwd.dq, kGradientTolerance},
+                    {"dk", download_half(grads->dk, ref.inputs.k.size(), problem.dtype, "download dk"), &ref.bwd.dk, kGradientTolerance},
+                    {"dv", download_half(grads->dv, ref.inputs.v.size(), problem.dtype, "download dv"), &ref.bwd.dv, kGradientTolerance},
+                    {"dh0", download_float(grads->dh0, ref.inputs.h0.size(), "download dh0"), &ref.bwd.dh0, kGradientTolerance},
+                    {"dg", download_float(grads->dg, ref.inputs.g.size(), "download dg"), &ref.bwd.dg, kGateGradientTolerance},
+                    {"dbeta", download_float(grads->dbeta, ref.inputs.beta.size(), "download dbeta"), &ref.bwd.dbeta, kGateGradientTolerance}});
     });
   }
 
   TrialOutput measure(const TrialRequest& r) override {
     NvtxRange config(NvtxLevel::Config, r.variant);
-    return guarded(r, [&](TrialOutput& out, const gdn::Variant& variant) {
+    return guarded(r, [&](TrialOutput& out, const gdn::Variant& variant, const gdn_launch_options& pins) {
       DeviceProblem& dev = inputs_for(r);
-      if (auto impl = variant.can_implement(dev.api.problem); !impl.ok) {
-        out.result.outcome = db::Outcome::Unsupported;
-        out.result.message = impl.reason;
-        return;
-      }
-      BoundCall call(dev, variant);
-      if (!launch_checked(out, variant, dev, call)) return;
-      const profiler::LaunchFn launch = [&](cudaStream_t s) {
-        variant.run_fwd(dev.api.problem, call.args, reinterpret_cast<gdn_stream_t>(s));
-      };
+      if (!implementable(out, variant, pins, dev.api.problem)) return;
+      DeviceGrads* grads = variant.pass() == gdn::Pass::Backward ? &grads_for(r) : nullptr;
+      BoundCall call(dev, grads, variant, pins);
+      record_plan(out, call);
+      if (!launch_checked(out, call)) return;
+      const profiler::LaunchFn launch = [&](cudaStream_t s) { call.run(s); };
       {
         NvtxRange phase(NvtxLevel::Phase, "timing");
         const auto t = profiler::time_kernel(launch, protocol_for_rung(r.rung, r.precise));
@@ -228,12 +285,77 @@ class GpuBackend final : public MeasureBackend {
  private:
   struct Reference {
     GateInputs inputs;
-    ref::FwdOutputs out;
+    GateInputs grads;     // backward: do (its v) and dht (its h0)
+    ref::FwdOutputs out;  // forward
+    ref::BwdOutputs bwd;  // backward
   };
 
-  // The oracle's answer depends on the family only (fixed seed): computed once per worker.
-  const Reference& reference_for(const TrialRequest& r, const problems::Problem& p) {
-    const auto key = family_key(r.problem) + " " + r.problem.seqlens;
+  // One output against the oracle: its name, the values read back, the oracle's, its bar.
+  struct Checked {
+    const char* name;
+    std::vector<double> got;
+    const std::vector<double>* want;
+    double bar;
+  };
+
+  // Passed when every output is within its bar (NaN never is); the errors as JSON.
+  static void judge(TrialOutput& out, const std::vector<Checked>& outputs) {
+    std::string json = "{";
+    std::ostringstream msg;
+    msg << "relative RMS error";
+    bool ok = true;
+    double worst = 0;
+    for (const Checked& c : outputs) {
+      const double e = ref::rel_rms(c.got, *c.want);
+      json += (json.size() > 1 ? ", " : "") + json_error_entry(c.name, e, max_abs_diff(c.got, *c.want));
+      msg << ' ' << c.name << ' ' << e << " (bar " << c.bar << ')';
+      ok = ok && std::isfinite(e) && e <= c.bar;
+      worst = std::isnan(e) || std::isnan(worst) ? NAN : std::max(worst, e);
+    }
+    out.result.errors_json = json + "}";
+    if (std::isfinite(worst)) out.result.max_rel_rms = worst;
+    out.result.outcome = ok ? db::Outcome::Passed : db::Outcome::Incorrect;
+    out.result.message = msg.str();
+  }
+
+  // can_implement and the pins' check for this problem: Unsupported with the reason if not.
+  static bool implementable(TrialOutput& out, const gdn::Variant& variant, const gdn_launch_options& pins,
+                            const gdn_problem& p) {
+    if (auto impl = variant.can_implement(p); !impl.ok) {
+      out.result.outcome = db::Outcome::Unsupported;
+      out.result.message = impl.reason;
+      return false;
+    }
+    if (const std::string why = gdn::check_launch_options(pins, p.Hk > 0 ? p.Hv / p.Hk : 0); !why.empty()) {
+      out.result.outcome = db::Outcome::Unsupported;
+      out.result.message = "plan pins: " + why;
+      return false;
+    }
+    return true;
+  }
+
+  // The launch plan the call runs with (the plan function of its pass, on this device).
+  void record_plan(TrialOutput& out, const BoundCall& call) {
+    const gdn::PlanShape shape = gdn::plan_shape(call.problem);
+    const gdn::PlanDevice device{sm_count()};
+    out.result.plan = call.variant.pass() == gdn::Pass::Forward
+                          ? db::plan_record(gdn::plan_forward(call.variant.config(), shape, device, &call.pins))
+                          : db::plan_record(gdn::plan_backward(call.variant.config(), shape, device, &call.pins));
+  }
+
+  int sm_count() {
+    if (sm_count_ == 0) {
+      int sms = 0;
+      check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, gpu_), "reading the SM count");
+      sm_count_ = sms;
+    }
+    return sm_count_;
+  }
+
+  // The oracle's answer depends on the family and the pass only (fixed seeds): computed once
+  // per worker.
+  const Reference& reference_for(const TrialRequest& r, const problems::Problem& p, bool forward) {
+    const auto key = family_key(r.problem) + " " + r.problem.seqlens + (forward ? " fwd" : " bwd");
     auto it = refs_.find(key);
     if (it != refs_.end()) return it->second;
     Reference ref;
@@ -247,13 +369,23 @@ class GpuBackend final : public MeasureBackend {
     s.K = p.k;
     s.V = p.v;
     s.want_final_state = true;
-    ref.out = ref::oracle_forward(s, ref.inputs.reference);
+    if (forward) {
+      ref.out = ref::oracle_forward(s, ref.inputs.reference);
+    } else {
+      ref.grads = make_gate_inputs(p.total_tokens(), p.h_qk, p.h_v, p.k, p.v, p.num_seqs(), p.dtype,
+                                   0x6A7Eull + kGradSeedOffset, true);
+      ref::Grads gr;
+      gr.d_o = ref.grads.reference.v;
+      gr.dht = ref.grads.reference.h0;
+      ref.bwd = ref::oracle_backward(s, ref.inputs.reference, gr, ref::RunOptions{0});
+    }
     return refs_.emplace(key, std::move(ref)).first->second;
   }
 
   DeviceProblem& inputs_for(const TrialRequest& r) {
     const auto key = problem_shape_key(r.problem) + " " + r.layout;
     if (!measured_ || measured_key_ != key) {
+      measured_grads_.reset();
       measured_.reset();  // free the previous problem's buffers first
       const auto p = to_problem(r);
       const auto in = make_gate_inputs(p.total_tokens(), p.h_qk, p.h_v, p.k, p.v, p.num_seqs(), p.dtype,
@@ -264,9 +396,22 @@ class GpuBackend final : public MeasureBackend {
     return *measured_;
   }
 
+  // The backward's do, dht and gradient buffers of the measured problem (after inputs_for).
+  DeviceGrads& grads_for(const TrialRequest& r) {
+    if (!measured_grads_) {
+      const auto p = to_problem(r);
+      const auto in = make_gate_inputs(p.total_tokens(), p.h_qk, p.h_v, p.k, p.v, p.num_seqs(), p.dtype,
+                                       0x5EEDull, false);
+      const auto grads = make_gate_inputs(p.total_tokens(), p.h_qk, p.h_v, p.k, p.v, p.num_seqs(), p.dtype,
+                                          0x5EEDull + kGradSeedOffset, false);
+      measured_grads_ = std::make_unique<DeviceGrads>(in, grads);
+    }
+    return *measured_grads_;
+  }
+
   // Runs once and synchronises: a refused launch is LaunchFailed with libgdn's message.
-  bool launch_checked(TrialOutput& out, const gdn::Variant& variant, DeviceProblem& dev, BoundCall& call) {
-    const gdn_status st = variant.run_fwd(dev.api.problem, call.args, nullptr);
+  bool launch_checked(TrialOutput& out, const BoundCall& call) {
+    const gdn_status st = call.run(nullptr);
     if (st != GDN_OK) {
       out.result.outcome = db::Outcome::LaunchFailed;
       out.result.message = std::string(gdn_status_string(st)) + ": " + gdn_last_error();
@@ -336,20 +481,28 @@ class GpuBackend final : public MeasureBackend {
   TrialOutput guarded(const TrialRequest& r, Body&& body) {
     TrialOutput out;
     out.id = r.id;
-    const auto* variant = gdn::find_variant(r.variant);
+    // A candidate's name: the variant's, then the plan pins' suffix (gdn::pins_suffix).
+    const std::size_t plus = r.variant.find('+');
+    const auto* variant = gdn::find_variant(r.variant.substr(0, plus));
     if (!variant) {
       out.result.outcome = db::Outcome::CompileRejected;
       out.result.message = "not compiled into this build";
       return out;
     }
-    if (variant->pass() != gdn::Pass::Forward) {
+    gdn_launch_options pins = gdn::kRulePins;
+    std::string error;
+    if (plus != std::string::npos && !gdn::parse_pins_suffix(r.variant.substr(plus), &pins, &error)) {
+      out.result.outcome = db::Outcome::CompileRejected;
+      out.result.message = "plan pins of '" + r.variant + "': " + error;
+      return out;
+    }
+    if (variant->pass() != r.pass) {
       out.result.outcome = db::Outcome::Unsupported;
-      out.result.message = "the sweep runner gates and times forward variants; backward variants are "
-                           "measured by scripts/bench_peers.py";
+      out.result.message = "the request's pass differs from the variant's";
       return out;
     }
     try {
-      body(out, *variant);
+      body(out, *variant, pins);
     } catch (const profiler::MeasurementError& e) {
       fail_cuda(out, e.what(), e.code());
     } catch (const CudaFailure& e) {
@@ -372,7 +525,9 @@ class GpuBackend final : public MeasureBackend {
   bool lost_ = false;
   std::map<std::string, Reference> refs_;
   std::unique_ptr<DeviceProblem> measured_;
+  std::unique_ptr<DeviceGrads> measured_grads_;  // the backward's, for measured_'s problem
   std::string measured_key_;
+  int sm_count_ = 0;
 };
 
 }  // namespace

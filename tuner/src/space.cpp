@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "gdn/launch_plan.hpp"
 #include "gdn/tuner/replay_source.hpp"
 #include "gdn/tuner/sweep_options.hpp"
 #include "gdn/variant.hpp"
@@ -19,6 +20,28 @@ namespace {
 
 db::VariantRecord record_of(const gdn::Variant& v) {
   return {0, v.name(), v.pass(), v.config()};
+}
+
+SpaceEntry with_pins(const SpaceEntry& base, const gdn_launch_options& pins) {
+  SpaceEntry e = base;
+  e.record.name += gdn::pins_suffix(pins);
+  e.record.pins = pins;
+  return e;
+}
+
+// Each runnable entry times its plan candidates; a rejected one stays once (its reason is the
+// variant's).
+std::vector<SpaceEntry> expand_plans(const std::vector<SpaceEntry>& entries, const std::string& plans) {
+  std::vector<SpaceEntry> out;
+  for (const SpaceEntry& e : entries) {
+    if (!e.runnable || !gdn::all_rule(e.record.pins)) {
+      out.push_back(e);
+      continue;
+    }
+    for (const gdn_launch_options& pins : plan_candidates(e.record.config, plans))
+      out.push_back(with_pins(e, pins));
+  }
+  return out;
 }
 
 struct NamedLine {
@@ -64,7 +87,7 @@ std::vector<SpaceEntry> full_space() {
   std::set<std::string> seen;
   for (const auto& c : gdn::full_config_space()) {
     SpaceEntry e;
-    e.record = {0, gdn::config_name(c), gdn::Pass::Forward, c};
+    e.record = {0, gdn::config_name(c), c.pass, c};
     if (const auto* v = gdn::find_variant(e.record.name)) {
       e.record = record_of(*v);
     } else {
@@ -83,24 +106,68 @@ std::vector<SpaceEntry> full_space() {
 
 }  // namespace
 
-std::vector<SpaceEntry> resolve_space(const std::string& space, const std::string& filter) {
+bool is_plan_space(const std::string& plans) {
+  return plans == "rule" || plans == "axes" || plans == "grid";
+}
+
+std::vector<gdn_launch_options> plan_candidates(const gdn::KernelConfig& config,
+                                                const std::string& plans) {
+  if (!is_plan_space(plans))
+    throw std::invalid_argument(std::string("--plans: expected ") + kPlanSpaces + ", got '" + plans + "'");
+  std::vector<gdn_launch_options> out{gdn::kRulePins};
+  if (plans == "rule") return out;
+  for (const gdn::PlanField& f : gdn::kPlanFields) {
+    if (!gdn::plan_field_applies(config, f)) continue;
+    if (plans == "axes") {
+      for (int value : f.values) {
+        gdn_launch_options pins = gdn::kRulePins;
+        pins.*f.member = value;
+        out.push_back(pins);
+      }
+      continue;
+    }
+    // grid: every candidate so far, at the rule and at each value of this field.
+    const std::size_t before = out.size();
+    for (std::size_t i = 0; i < before; ++i)
+      for (int value : f.values) {
+        gdn_launch_options pins = out[i];
+        pins.*f.member = value;
+        out.push_back(pins);
+      }
+  }
+  return out;
+}
+
+std::vector<SpaceEntry> resolve_space(const std::string& space, const std::string& filter,
+                                      const std::string& plans) {
+  if (!is_plan_space(plans))
+    throw std::invalid_argument(std::string("--plans: expected ") + kPlanSpaces + ", got '" + plans + "'");
   if (space == "default") {
     std::vector<SpaceEntry> all;
     for (const auto* v : gdn::registry()) all.push_back({record_of(*v), true, ""});
-    return filtered(std::move(all), space, filter);
+    return filtered(expand_plans(all, plans), space, filter);
   }
-  if (space == "all") return filtered(full_space(), space, filter);
+  if (space == "all") return filtered(expand_plans(full_space(), plans), space, filter);
+  // A file names candidates: a variant, optionally with a pins' suffix.
   const auto known = full_space();
   std::vector<SpaceEntry> listed;
   std::set<std::string> seen;
   for (const auto& [name, line] : read_space_file(space)) {
+    const std::string where = "--space: " + space + ":" + std::to_string(line) + ": '" + name + "'";
+    const std::size_t plus = name.find('+');
+    const std::string base = name.substr(0, plus);
     const SpaceEntry* hit = nullptr;
     for (const auto& e : known)
-      if (e.record.name == name) hit = &e;
+      if (e.record.name == base) hit = &e;
     if (!hit)
-      throw std::invalid_argument("--space: " + space + ":" + std::to_string(line) + ": '" + name +
-                                  "' is not a variant name of this build's config space (see gdnlab space)");
-    if (seen.insert(name).second) listed.push_back(*hit);
+      throw std::invalid_argument(where + " is not a variant name of this build's config space (see gdnlab space)");
+    gdn_launch_options pins = gdn::kRulePins;
+    std::string error;
+    if (plus != std::string::npos && !gdn::parse_pins_suffix(name.substr(plus), &pins, &error))
+      throw std::invalid_argument(where + ": plan pins: " + error);
+    if (!seen.insert(name).second) continue;
+    for (const SpaceEntry& e : expand_plans({with_pins(*hit, pins)}, plans))
+      if (seen.insert(e.record.name).second || e.record.name == name) listed.push_back(e);
   }
   return filtered(std::move(listed), space, filter);
 }
@@ -124,13 +191,22 @@ std::vector<SpaceEntry> resolve_replay_space(const ReplaySource& src, const std:
   return filtered(std::move(listed), space, filter);
 }
 
+namespace {
+std::string applicable_plan_fields(const gdn::KernelConfig& c) {
+  std::string out;
+  for (const gdn::PlanField& f : gdn::kPlanFields)
+    if (gdn::plan_field_applies(c, f)) out += (out.empty() ? "" : ",") + std::string(f.name);
+  return out;
+}
+}  // namespace
+
 std::vector<SpaceListing> list_space() {
   std::vector<SpaceListing> out;
   std::set<std::string> seen;
   for (const auto& c : gdn::full_config_space()) {
     SpaceListing l;
     l.name = gdn::config_name(c);
-    l.pass = "fwd";
+    l.pass = c.pass == gdn::Pass::Forward ? "fwd" : "bwd";
     const auto check = gdn::check_config(c);
     l.valid = check.ok;
     l.reason = check.reason;
@@ -138,13 +214,14 @@ std::vector<SpaceListing> list_space() {
       l.compiled = true;
       l.description = v->describe();
     }
+    l.plan_fields = applicable_plan_fields(c);
     if (seen.insert(l.name).second) out.push_back(std::move(l));
   }
   for (const auto* v : gdn::registry()) {
     if (!seen.insert(v->name()).second) continue;
     const auto check = gdn::check_config(v->config());
     out.push_back({v->name(), v->pass() == gdn::Pass::Forward ? "fwd" : "bwd", check.ok, check.reason,
-                   true, v->describe()});
+                   true, v->describe(), applicable_plan_fields(v->config())});
   }
   return out;
 }

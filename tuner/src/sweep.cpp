@@ -372,7 +372,7 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
   profiler::NvtxRange sweep_range(profiler::NvtxLevel::Sweep, "sweep " + std::to_string(out.sweep_id));
 
   WorkerPoolOptions po;
-  po.base_argv = {env.gdnlab_exe, "worker"};
+  po.base_argv = {o.worker_exe.empty() ? env.gdnlab_exe : o.worker_exe, "worker"};
   po.base_argv.insert(po.base_argv.end(), plan.worker_args.begin(), plan.worker_args.end());
   po.gpus = o.gpus;
   po.measure_timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));

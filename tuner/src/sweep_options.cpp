@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "gdn/tuner/space.hpp"
 #include "gdn/tuner/wire.hpp"
 
 namespace gdn::tuner {
@@ -89,6 +90,11 @@ void validate(const SweepOptions& o) {
   if (o.space.empty()) bad("--space", "default, all, or a file listing variant names", "''");
   if (o.space != "default" && o.space != "all" && !fs::is_regular_file(o.space))
     bad("--space", "default, all, or an existing file listing variant names", "'" + o.space + "' (no such file)");
+  if (!is_plan_space(o.plans)) bad("--plans", kPlanSpaces, "'" + o.plans + "'");
+  if (o.plans != "rule" && !o.replay_db.empty())
+    bad("--plans", "rule with --replay (a replay's candidates are the recorded ones)", "'" + o.plans + "'");
+  if (!o.worker_exe.empty() && !fs::is_regular_file(o.worker_exe))
+    bad("--worker-exe", "an existing executable", "'" + o.worker_exe + "' (no such file)");
   if (o.strategy.kind == StrategyKind::Random && o.strategy.budget == 0)
     bad("--budget", "a number of (variant, problem) pairs > 0 for --strategy random", "0");
   if (o.strategy.kind == StrategyKind::Exhaustive && o.strategy.budget != 0)
@@ -126,6 +132,7 @@ std::string canonical_args(const SweepOptions& o) {
   if (!o.replay_db.empty()) s += " --replay " + o.replay_db;
   if (o.replay_sweep) s += " --replay-sweep " + std::to_string(*o.replay_sweep);
   if (!o.variant_filter.empty()) s += " --variants " + o.variant_filter;
+  if (o.plans != "rule") s += " --plans " + o.plans;  // sweeps before plans resume unchanged
   s += " --timeout " + wire::format_double(o.timeout_s);
   s += " --gate-timeout " + wire::format_double(o.gate_timeout_s);
   const auto d = profiler::Protocol::precise();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "gdn/launch_plan.hpp"
 #include "gdn/problems/api_problem.hpp"
 #include "gdn/profiler/device_info.hpp"
 
@@ -153,15 +154,20 @@ SweepPlan make_plan(const SweepOptions& o) {
     attach_replay(plan, o);
     return plan;
   }
-  plan.variants = resolve_space(o.space, o.variant_filter);
+  plan.variants = resolve_space(o.space, o.variant_filter, o.plans);
   plan.problems = shape_set_problems(o.shapes);
   plan.device = gpu_device(o.gpus);
   plan.build = this_build();
   plan.implementable = [](const SpaceEntry& v, const PlannedProblem& p) -> gdn::Implementable {
-    const auto* variant = gdn::find_variant(v.record.name);
+    const auto* variant = gdn::find_variant(v.record.variant_name());
     if (!variant) return {false, "not compiled into this build"};
     const auto api = problems::to_api_problem(*p.source);
-    return variant->can_implement(api.problem);
+    const gdn::Implementable impl = variant->can_implement(api.problem);
+    if (!impl.ok) return impl;
+    const int group = api.problem.Hk > 0 ? api.problem.Hv / api.problem.Hk : 0;
+    if (const std::string why = gdn::check_launch_options(v.record.pins, group); !why.empty())
+      return {false, "plan pins: " + why};
+    return impl;
   };
   return plan;
 }

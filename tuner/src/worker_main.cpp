@@ -2,12 +2,7 @@
 #include "gdn/tuner/worker_main.hpp"
 
 #include <chrono>
-#include <csignal>
-#include <cstdlib>
 #include <iostream>
-#include <string_view>
-#include <sys/resource.h>
-#include <thread>
 #include <unistd.h>
 
 #include "gdn/tuner/backend.hpp"
@@ -17,43 +12,17 @@ namespace gdn::tuner {
 
 namespace {
 
-bool listed_in_env(const char* var, const std::string& name) {
-  const char* v = std::getenv(var);
-  if (!v) return false;
-  std::string_view list(v);
-  while (!list.empty()) {
-    const auto comma = list.find(',');
-    if (list.substr(0, comma) == name) return true;
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
-  return false;
-}
-
-// Test hooks: behave like a kernel that faults (the process dies) or hangs (never answers).
-void apply_test_hooks(const std::string& variant) {
-  if (listed_in_env("GDN_TEST_FAULT_VARIANT", variant)) {
-    rlimit no_core{0, 0};
-    ::setrlimit(RLIMIT_CORE, &no_core);  // a deliberate fault should not litter core files
-    std::signal(SIGSEGV, SIG_DFL);
-    std::raise(SIGSEGV);
-  }
-  if (listed_in_env("GDN_TEST_HANG_VARIANT", variant))
-    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
-  if (const char* delay = std::getenv("GDN_TEST_WORKER_DELAY_MS"))
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(delay)));
-}
-
 void send(const wire::Message& m) { std::cout << wire::encode(m) << '\n' << std::flush; }
 
 }  // namespace
 
-int run_worker(const WorkerOptions& opt) {
+int run_worker(const WorkerOptions& opt, const BackendWrapper& wrap) {
   ignore_stop_signals();  // a Ctrl-C or `timeout` reaches the whole group: the coordinator decides
   std::unique_ptr<MeasureBackend> backend;
   try {
     backend = opt.replay_db.empty() ? make_gpu_backend(opt.gpu)
                                     : make_replay_backend(opt.replay_db, opt.replay_sweep);
+    if (wrap) backend = wrap(std::move(backend));
   } catch (const std::exception& e) {
     wire::Message fatal;
     fatal.verb = "fatal";
@@ -78,7 +47,6 @@ int run_worker(const WorkerOptions& opt) {
       std::cerr << "gdnlab worker: unreadable request: " << e.what() << '\n';
       return 3;
     }
-    apply_test_hooks(req.variant);
     const auto t0 = std::chrono::steady_clock::now();
     TrialOutput out;
     try {

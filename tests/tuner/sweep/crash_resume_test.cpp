@@ -45,7 +45,7 @@ std::size_t count_or_zero(const std::string& db) {
 TEST_F(CrashResume, FaultingVariantIsRecordedCrashedAndTheSweepGoesOn) {
   const auto db = dir + "/out.db";
   const auto& faulty = rec.variants[3];
-  ASSERT_EQ(run_command("GDN_TEST_FAULT_VARIANT=" + faulty + " " + replay_sweep_cmd(rec, db, ""), out), 0) << out;
+  ASSERT_EQ(run_command("GDN_TEST_FAULT_VARIANT=" + faulty + " " + fault_sweep_cmd(rec, db, ""), out), 0) << out;
   EXPECT_NE(out.find("worker restarts 2"), std::string::npos) << "one crash per problem family: " << out;
   const auto rows = by_pair(all_results(db));
   ASSERT_EQ(rows.size(), (rec.variants.size() - 1) * 4 + 1);
@@ -63,7 +63,7 @@ TEST_F(CrashResume, HangingVariantIsKilledAndRecordedTimeout) {
   const auto& hung = rec.variants[2];
   const auto t0 = std::chrono::steady_clock::now();
   ASSERT_EQ(run_command("GDN_TEST_HANG_VARIANT=" + hung + " " +
-                            replay_sweep_cmd(rec, db, "--timeout 1 --gate-timeout 1"), out), 0) << out;
+                            fault_sweep_cmd(rec, db, "--timeout 1 --gate-timeout 1"), out), 0) << out;
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
   const auto rows = by_pair(all_results(db));
   for (int p = 0; p < 4; ++p) {
@@ -80,7 +80,7 @@ void kill_and_resume(const RecordedDb& rec, const std::string& db, const std::st
                      std::size_t at_least, std::size_t expected_total) {
   std::string out;
   // Slow workers so the coordinator can be killed half-way through.
-  const std::string cmd = "GDN_TEST_WORKER_DELAY_MS=120 exec " + replay_sweep_cmd(rec, db, args);
+  const std::string cmd = "GDN_TEST_WORKER_DELAY_MS=120 exec " + fault_sweep_cmd(rec, db, args);
   const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
   pid_t pid = 0;
   ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
@@ -144,7 +144,7 @@ TEST_F(CrashResume, KillDashNineDuringHalvingThenResume) {
 TEST_F(CrashResume, SigtermToTheProcessGroupStopsCleanlyThenResume) {
   const std::string db = dir + "/out.db", log = dir + "/sweep.log";
   const std::string cmd = "GDN_TEST_WORKER_DELAY_MS=120 exec " +
-                          replay_sweep_cmd(rec, db, "--seed 5") + " > " + log + " 2>&1";
+                          fault_sweep_cmd(rec, db, "--seed 5") + " > " + log + " 2>&1";
   const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);

@@ -93,3 +93,89 @@ TEST(Space, ListingCoversTheWholeSpace) {
   EXPECT_EQ(compiled, gdn::registry().size());
   EXPECT_GE(rows.size(), gdn::full_config_space().size() > 0 ? 1u : 0u);
 }
+
+// Plan spaces: each runnable variant times its plan candidates, named by the pins' suffix.
+namespace {
+gdn::KernelConfig cw64_cp16() {
+  gdn::KernelConfig c;
+  c.family = gdn::Family::Fused;
+  c.roles = gdn::WarpRoles::ColumnWarps;
+  c.block_v = 64;
+  c.cp_segment_chunks = 16;
+  return c;
+}
+}  // namespace
+
+TEST(Space, PlanAxesPinOneApplicableFieldAtATime) {
+  const auto axes = plan_candidates(cw64_cp16(), "axes");
+  // The rule, then overlap 3 + first segment 2 + split 2 + heads 8 + fix-up 3.
+  ASSERT_EQ(axes.size(), 1u + 3 + 2 + 2 + 8 + 3);
+  EXPECT_TRUE(gdn::all_rule(axes[0]));
+  std::set<std::string> suffixes;
+  for (const auto& pins : axes) {
+    int pinned = 0;
+    for (const gdn::PlanField& f : gdn::kPlanFields) pinned += pins.*f.member != GDN_PLAN_RULE;
+    EXPECT_LE(pinned, 1);
+    EXPECT_TRUE(suffixes.insert(gdn::pins_suffix(pins)).second);
+  }
+  // The staged backward runs a prepare kernel only: heads alone.
+  gdn::KernelConfig staged_bwd;
+  staged_bwd.pass = gdn::Pass::Backward;
+  EXPECT_EQ(plan_candidates(staged_bwd, "axes").size(), 1u + 8);
+  EXPECT_EQ(plan_candidates(cw64_cp16(), "rule").size(), 1u);
+}
+
+TEST(Space, PlanGridCombinesTheApplicableFields) {
+  // No CP: overlap and heads apply: (1 + 3) x (1 + 8) combinations with the rule.
+  gdn::KernelConfig c = cw64_cp16();
+  c.cp_segment_chunks = 0;
+  EXPECT_EQ(plan_candidates(c, "grid").size(), 4u * 9u);
+}
+
+TEST(Space, PlanSpacesExpandTheResolvedSpaceAndBadNamesAreErrors) {
+  if (gdn::registry().empty()) GTEST_SKIP() << "this build compiled no variant";
+  const auto rule = resolve_space("default", "");
+  const auto axes = resolve_space("default", "", "axes");
+  std::size_t expected = 0;
+  for (const auto& e : rule) expected += plan_candidates(e.record.config, "axes").size();
+  EXPECT_EQ(axes.size(), expected);
+  for (const auto& e : axes) {
+    EXPECT_EQ(e.record.name, e.record.variant_name() + gdn::pins_suffix(e.record.pins));
+    EXPECT_NE(gdn::find_variant(e.record.variant_name()), nullptr) << e.record.name;
+  }
+  try {
+    resolve_space("default", "", "everything");
+    FAIL() << "accepted an unknown plan space";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--plans: expected rule, axes or grid, got 'everything'"),
+              std::string::npos) << e.what();
+  }
+  // A space file may name a pinned candidate; a bad suffix names the line.
+  const auto path = std::filesystem::temp_directory_path() / "gdnlab_space_plans_test.txt";
+  const std::string variant = gdn::registry()[0]->name();
+  std::ofstream(path) << variant << "+ph1\n";
+  const auto listed = resolve_space(path.string(), "");
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].record.pins.prepare_heads, 1);
+  std::ofstream(path) << variant << "+ph9\n";
+  try {
+    resolve_space(path.string(), "");
+    FAIL() << "accepted a bad pins suffix";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(":1:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("prepare_heads"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
+// The backward is a pass of the space like the forward: its configs carry the pass, their
+// names are their own.
+TEST(Space, ListsBackwardConfigsByTheirOwnNames) {
+  bool backward = false;
+  for (const auto& l : list_space()) {
+    if (l.pass != "bwd") continue;
+    backward = true;
+    EXPECT_EQ(l.name.rfind("gdn_bwd_", 0), 0u) << l.name;
+  }
+  EXPECT_TRUE(backward);
+}

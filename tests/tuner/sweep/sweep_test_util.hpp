@@ -16,6 +16,13 @@ inline std::string replay_sweep_cmd(const RecordedDb& rec, const std::string& ou
   return gdnlab() + " sweep --replay " + rec.path + " --db " + out_db + " --no-progress " + extra;
 }
 
+#ifdef GDN_FAULT_WORKER_EXE
+// The same sweep with the test worker whose fault hooks GDN_TEST_* drive (fault_worker.cpp).
+inline std::string fault_sweep_cmd(const RecordedDb& rec, const std::string& out_db, const std::string& extra) {
+  return replay_sweep_cmd(rec, out_db, std::string("--worker-exe ") + GDN_FAULT_WORKER_EXE + " " + extra);
+}
+#endif
+
 inline std::vector<db::ResultRow> all_results(const std::string& path, std::int64_t* sweep_id = nullptr) {
   db::OpenOptions oo;
   oo.create_if_missing = false;

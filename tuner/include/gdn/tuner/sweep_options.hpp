@@ -24,7 +24,11 @@ struct SweepOptions {
   bool pm_sampling = false;
   std::string replay_db;              // non-empty: replay runner, no GPU
   std::optional<std::int64_t> replay_sweep;
-  std::string variant_filter;         // comma-separated globs on procedural names ('*', '?')
+  std::string variant_filter;         // comma-separated globs on candidate names ('*', '?')
+  std::string plans = "rule";         // plan space: rule | axes | grid (space.hpp)
+  // The executable spawned as `<worker_exe> worker ...` (empty: this gdnlab). Tests point it
+  // at a worker with fault hooks; not part of what is measured.
+  std::string worker_exe;
   double timeout_s = 120;             // per measurement
   double gate_timeout_s = 600;        // per correctness gate (float64 CPU reference inside)
   bool progress = true;               // live progress line on stderr

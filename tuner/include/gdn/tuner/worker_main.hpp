@@ -6,18 +6,18 @@
 //                           quit                    (worker exits 0; so does EOF on stdin)
 //   worker -> coordinator:  result ...              (trial_io.hpp: encode_output), one per request
 // A request the worker cannot parse makes it exit 3 (the coordinator records a crash and
-// restarts it); an exception while measuring is answered as outcome LaunchFailed.
-//
-// Test hooks (environment, read per request; used by the crash-isolation tests):
-//   GDN_TEST_FAULT_VARIANT=<name>[,<name>...]  the worker dies by SIGSEGV on that variant
-//   GDN_TEST_HANG_VARIANT=<name>[,<name>...]   the worker stops answering (sleeps)
-//   GDN_TEST_WORKER_DELAY_MS=<ms>              every request takes at least that long (so a
-//                                              test can kill -9 a replay sweep half-way)
+// restarts it); an exception while measuring is answered as outcome LaunchFailed. The
+// production worker has no fault hooks: the crash-isolation tests spawn a worker of their own
+// (sweep --worker-exe) that wraps the backend in one (tests/tuner/sweep/fault_worker.cpp).
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+
+#include "gdn/tuner/backend.hpp"
 
 namespace gdn::tuner {
 
@@ -27,6 +27,10 @@ struct WorkerOptions {
   std::optional<std::int64_t> replay_sweep;
 };
 
-int run_worker(const WorkerOptions& options);
+// Wraps the backend the worker made (GPU or replay) before it answers requests.
+using BackendWrapper =
+    std::function<std::unique_ptr<MeasureBackend>(std::unique_ptr<MeasureBackend>)>;
+
+int run_worker(const WorkerOptions& options, const BackendWrapper& wrap = {});
 
 }  // namespace gdn::tuner
