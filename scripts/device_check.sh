@@ -9,13 +9,16 @@
 #   GDN_GIT_SHA=<sha> scripts/device_check.sh "$OUT" --stages tests,sweep,bench-fwd
 #
 # Options (GPU machine):
-#   --stages LIST        comma-separated, in this order: resources,tests,sweep,tune,validate,
-#                        bench-fwd,bench-bwd (default: all but tune and validate). Split them over
-#                        several calls to stay under 10 minutes.
-#                        tune: the forward anchor sweep of the fused variants (tuning.sqlite) and
-#                        its exported dispatch table (table/); validate: a second, independent
-#                        sweep of the same shapes into the same database and the oracle gap of
-#                        the table (gdnlab gap). Pass the database back with --tune-db.
+#   --stages LIST        comma-separated, in this order: resources,tests,sweep,tune,tune-bwd,
+#                        validate,bench-fwd,bench-bwd (default: all but tune, tune-bwd and
+#                        validate). Split them over several calls to stay under 10 minutes.
+#                        tune: the forward anchor sweep of the fused variants with their launch-
+#                        plan candidates (--tune-plans) into tuning.sqlite, and the exported
+#                        dispatch table (table/); tune-bwd: the backward anchor sweep of the
+#                        backward variants with theirs into the same database, and the table
+#                        exported again with both passes (export --merge-sweep); validate: a
+#                        second, independent forward sweep and the oracle gap of the table
+#                        (gdnlab gap). Pass the database back with --tune-db.
 #   --build-dir DIR      a build made elsewhere (default .carry/build-device, else build-device);
 #                        without one, configure and build here (needs gtest, CLI11, SQLite headers).
 #   --bench-budget-s N   bench_peers stops starting rows after N s (default 400); rerun the stage
@@ -28,6 +31,11 @@
 #                        a resumed sweep may use other GPUs than it started on.
 #   --sweep-metrics SET  CUPTI counters of the tune sweep: none | basic | full (default basic;
 #                        none times only, about 5x faster).
+#   --tune-plans SPACE   launch-plan candidates per variant in tune and tune-bwd: rule | axes |
+#                        grid (default axes: each plan field pinned alone at each value).
+#   --tune-strategy S    strategy of tune and tune-bwd: exhaustive | halving (default halving:
+#                        cheap rungs rank the plan candidates, the best third get the full
+#                        protocol).
 # Outputs in OUTDIR (few files: the device tool returns at most 8): summary.txt, resources.txt,
 # peers_fwd.csv, peers_bwd.csv, smoke_h200.sqlite, tuning.sqlite, table.tar.gz, gap.csv,
 # logs.tar.gz, triton_autotune.tar.gz (FLA's
@@ -39,9 +47,10 @@ REPO=$PWD
 usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "device_check: $*" >&2; exit 2; }
 
-ALL_STAGES="resources,tests,sweep,tune,validate,bench-fwd,bench-bwd"
+ALL_STAGES="resources,tests,sweep,tune,tune-bwd,validate,bench-fwd,bench-bwd"
 stages="resources,tests,sweep,bench-fwd,bench-bwd" build_dir="" bench_budget=400 fwd_resume=""
-bwd_resume="" bench_args="" tune_db="" sweep_gpus=0 sweep_metrics=basic
+bwd_resume="" bench_args="" tune_db="" sweep_gpus=0 sweep_metrics=basic tune_plans=axes
+tune_strategy=halving
 outdir="" prepare=0
 while (($#)); do
   case "$1" in
@@ -56,6 +65,8 @@ while (($#)); do
     --tune-db) tune_db=${2:?--tune-db needs a database file}; shift ;;
     --sweep-gpus) sweep_gpus=${2:?--sweep-gpus needs a list such as 0,1}; shift ;;
     --sweep-metrics) sweep_metrics=${2:?--sweep-metrics needs none, basic or full}; shift ;;
+    --tune-plans) tune_plans=${2:?--tune-plans needs rule, axes or grid}; shift ;;
+    --tune-strategy) tune_strategy=${2:?--tune-strategy needs exhaustive or halving}; shift ;;
     -*) die "unknown option '$1' (see --help)" ;;
     *) [[ -z $outdir ]] || die "one OUTDIR expected; got '$outdir' and '$1'"; outdir=$1 ;;
   esac
@@ -221,23 +232,59 @@ anchor_sweep() {  # database, metrics (basic: SM utilisation; none: timing only)
     --warmup 3 --min-samples 10 --max-samples 40 --target-spread 0.02 --time-cap-ms 1000
 }
 
-tune() {
-  gdnlab=$(find_gdnlab)
-  [[ -n $gdnlab ]] || { echo "no gdnlab executable in $build_dir"; return 3; }
-  local resume=""
-  if [[ -n $tune_db ]]; then  # continue the unfinished tuning sweep of an earlier call
+# The tuning sweeps: a pass's anchors, its variants, each with its launch-plan candidates.
+plan_sweep() {  # database, shapes, variant globs, [--resume]
+  "$gdnlab" sweep --space default --shapes "$2" --variants "$3" --plans "$tune_plans" \
+    --strategy "$tune_strategy" --metrics "$sweep_metrics" --no-progress --db "$1" ${4:+"$4"} \
+    --gpus "$sweep_gpus" --warmup 3 --min-samples 10 --max-samples 40 --target-spread 0.02 \
+    --time-cap-ms 1000
+}
+
+sql() {  # database, query: one value
+  sqlite3 "$1" "$2" 2>/dev/null ||
+    python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone(); print('' if r is None or r[0] is None else r[0])" "$1" "$2"
+}
+
+# The newest sweep of a shape set in the tuning database, and whether it is unfinished.
+newest_sweep() { sql "$1" "SELECT max(id) FROM sweeps WHERE shapes = '$2'"; }
+unfinished_sweep() { sql "$1" "SELECT max(id) FROM sweeps WHERE shapes = '$2' AND status <> 'finished'"; }
+
+# tuning.sqlite in OUTDIR: the --tune-db of an earlier call, else a fresh one.
+take_tune_db() {
+  if [[ -n $tune_db ]]; then
     [[ -f $tune_db ]] || { echo "--tune-db '$tune_db' not found"; return 2; }
     [[ $tune_db -ef $outdir/tuning.sqlite ]] || cp "$tune_db" "$outdir/tuning.sqlite"
-    resume=--resume
-  else
-    rm -f "$outdir/tuning.sqlite"
   fi
-  anchor_sweep "$outdir/tuning.sqlite" "$sweep_metrics" $resume || return 1
-  "$gdnlab" report --db "$outdir/tuning.sqlite" --format table
+}
+
+# One table of both passes: the newest forward anchor sweep, the backward one merged in.
+export_table() {
+  local db=$outdir/tuning.sqlite fwd bwd
+  fwd=$(newest_sweep "$db" fwd_anchors)
+  bwd=$(newest_sweep "$db" bwd_anchors)
+  [[ -n $fwd ]] || { echo "no forward anchor sweep in $db"; return 2; }
   rm -rf "$outdir/table"
-  "$gdnlab" export --db "$outdir/tuning.sqlite" --out "$outdir/table" || return 1
+  "$gdnlab" export --db "$db" --out "$outdir/table" --sweep "$fwd" ${bwd:+--merge-sweep "$bwd"} || return 1
   tar -czf "$outdir/table.tar.gz" -C "$outdir" table && rm -rf "$outdir/table"
 }
+
+tune_pass() {  # shapes, variant globs
+  gdnlab=$(find_gdnlab)
+  [[ -n $gdnlab ]] || { echo "no gdnlab executable in $build_dir"; return 3; }
+  take_tune_db || return 2
+  local db=$outdir/tuning.sqlite resume=""
+  [[ -n $(unfinished_sweep "$db" "$1" 2>/dev/null) ]] && resume=--resume
+  plan_sweep "$db" "$1" "$2" $resume || return 1
+  "$gdnlab" report --db "$db" --sweep "$(newest_sweep "$db" "$1")" --format table
+  export_table
+}
+
+tune() {
+  [[ -n $tune_db ]] || rm -f "$outdir/tuning.sqlite"
+  tune_pass fwd_anchors 'gdn_fwd_sm90_fused*'
+}
+
+tune_bwd() { tune_pass bwd_anchors 'gdn_bwd_*'; }
 
 validate() {
   gdnlab=$(find_gdnlab)
@@ -271,6 +318,7 @@ has_stage resources && { resources > "$outdir/resources.txt" 2>&1; note "stage r
 has_stage tests && run_stage ctest_gpu gpu_tests
 has_stage sweep && run_stage smoke_sweep smoke_sweep
 has_stage tune && run_stage tune tune
+has_stage tune-bwd && run_stage tune_bwd tune_bwd
 has_stage validate && run_stage validate validate
 has_stage bench-fwd && run_stage bench_fwd bench fwd "$fwd_resume"
 has_stage bench-bwd && run_stage bench_bwd bench bwd "$bwd_resume"
