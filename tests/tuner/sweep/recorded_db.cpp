@@ -30,13 +30,9 @@ int run_command(const std::string& command, std::string& output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-RecordedDb make_recorded_db(const std::string& path) {
-  std::filesystem::remove(path);
-  auto database = db::Database::open(path);
-  db::ResultsWriter w(database);
-  RecordedDb out;
-  out.path = path;
+namespace {
 
+db::DeviceRecord fixture_device() {
   db::DeviceRecord dev;
   dev.name = "Recorded GPU (test fixture)";
   dev.uuid = "GPU-00000000-0000-0000-0000-000000000000";
@@ -48,19 +44,98 @@ RecordedDb make_recorded_db(const std::string& path) {
   dev.l2_bytes = 50ll << 20;
   dev.driver_version = "13.0";
   dev.cuda_version = "13.0";
+  return dev;
+}
+
+std::int64_t begin_fixture_sweep(db::ResultsWriter& w) {
   db::BuildRecord build;
   build.git_sha = "fixture";
   build.flags = "test";
   build.variant_set = "default";
   db::SweepRecord sweep;
-  sweep.device_id = w.register_device(dev);
+  sweep.device_id = w.register_device(fixture_device());
   sweep.build_id = w.register_build(build);
   sweep.space = "default";
   sweep.shapes = "fixture";
   sweep.strategy = "exhaustive";
   sweep.metrics_level = "basic";
   sweep.args = "recorded fixture";
-  out.sweep_id = w.begin_sweep(sweep);
+  return w.begin_sweep(sweep);
+}
+
+// A Passed result of `p50` ms (40 samples around it).
+void insert_passed(db::ResultsWriter& w, db::ResultRecord r, double p50) {
+  std::vector<double> samples;
+  for (int s = 0; s < 40; ++s) samples.push_back(p50 * (1.0 + 1e-3 * (s % 5 - 2)));
+  const auto q = profiler::quantiles(samples);
+  r.outcome = db::Outcome::Passed;
+  r.max_rel_rms = 1e-3;
+  r.latency_p20_ms = q.p20;
+  r.latency_p50_ms = q.p50;
+  r.latency_p80_ms = q.p80;
+  r.rel_spread = profiler::relative_spread(samples);
+  r.sample_count = static_cast<int>(samples.size());
+  w.insert_result(r, samples);
+}
+
+}  // namespace
+
+RecordedPlans make_recorded_plans_db(const std::string& path) {
+  std::filesystem::remove(path);
+  auto database = db::Database::open(path);
+  db::ResultsWriter w(database);
+  RecordedPlans out;
+  out.path = path;
+  const std::int64_t sweep = begin_fixture_sweep(w);
+  db::ProblemRecord p;
+  p.shape_set_name = "fixture";
+  p.shape_set_hash = "00fixture00plan0";
+  p.h_qk = 2;
+  p.h_v = 8;
+  p.k = p.v = 128;
+  p.total_tokens = p.max_seqlen = 8192;
+  p.seqlens = "8192";
+  const std::int64_t problem = w.register_problem(p);
+  KernelConfig fwd;
+  fwd.family = Family::Fused;
+  fwd.roles = WarpRoles::ColumnWarps;
+  fwd.cp_segment_chunks = 16;
+  db::VariantRecord rule{0, config_name(fwd), Pass::Forward, fwd};
+  db::VariantRecord pinned = rule;
+  pinned.pins.prepare_heads = 2;
+  pinned.name += "+ph2";
+  KernelConfig bwd;
+  bwd.pass = Pass::Backward;
+  db::VariantRecord backward{0, config_name(bwd), Pass::Backward, bwd};
+  out.rule_candidate = rule.name;
+  out.pinned_candidate = pinned.name;
+  out.backward = backward.name;
+  db::ResultRecord r;
+  r.sweep_id = sweep;
+  r.problem_id = problem;
+  r.plan.cp_segment_chunks = 16;
+  r.plan.prepare_heads = 4;
+  r.variant_id = w.register_variant(rule);
+  insert_passed(w, r, 0.20);
+  r.plan.prepare_heads = 2;
+  r.variant_id = w.register_variant(pinned);
+  insert_passed(w, r, 0.15);
+  r.plan = db::PlanRecord{};
+  r.plan.block_v = 64;
+  r.plan.prepare_heads = 4;
+  r.variant_id = w.register_variant(backward);
+  insert_passed(w, r, 3.0);
+  w.set_sweep_status(sweep, db::SweepStatus::Finished);
+  return out;
+}
+
+RecordedDb make_recorded_db(const std::string& path) {
+  std::filesystem::remove(path);
+  auto database = db::Database::open(path);
+  db::ResultsWriter w(database);
+  RecordedDb out;
+  out.path = path;
+  out.sweep_id = begin_fixture_sweep(w);
 
   std::vector<std::int64_t> variant_ids;
   for (int bv : {32, 64, 128})

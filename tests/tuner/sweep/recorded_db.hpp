@@ -25,6 +25,15 @@ struct RecordedDb {
 // Writes the fixture to `path` (replacing it).
 RecordedDb make_recorded_db(const std::string& path);
 
+// A recording of both passes with plan candidates: a forward variant by the rule and with
+// prepare_heads pinned (faster), a backward variant; every result Passed, with the plan it
+// ran with, on one problem.
+struct RecordedPlans {
+  std::string path;
+  std::string rule_candidate, pinned_candidate, backward;
+};
+RecordedPlans make_recorded_plans_db(const std::string& path);
+
 // A fresh temporary directory for one test (removed by the caller at will).
 std::string temp_dir(const std::string& tag);
 

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
 
 #include "sweep_test_util.hpp"
 
@@ -145,4 +148,46 @@ TEST_F(ReplaySweep, ReportAndExportReadTheSweep) {
   ASSERT_EQ(run_command(gdnlab() + " export --db " + db + " --out " + dir + "/table", out), 0) << out;
   EXPECT_TRUE(std::filesystem::exists(dir + "/table/dispatch.json"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/table/gdn_dispatch_table.hpp"));
+}
+
+// Plan candidates and the backward pass go through the whole pipeline: the replayed sweep
+// keeps each candidate's pins and each result's plan, the export carries the winner's pins
+// and a backward entry, and the gap takes the backward pass.
+TEST(ReplayPlans, PinsPlansAndTheBackwardGoFromSweepToTable) {
+  const std::string dir = temp_dir("replay_plans");
+  const RecordedPlans rec = make_recorded_plans_db(dir + "/recorded.db");
+  const std::string db = dir + "/out.db";
+  std::string out;
+  ASSERT_EQ(run_command(gdnlab() + " sweep --replay " + rec.path + " --db " + db + " --no-progress", out), 0)
+      << out;
+  std::map<std::string, gdn::db::ResultRow> by_name;
+  for (const auto& r : all_results(db)) by_name.emplace(r.variant.name, r);
+  ASSERT_EQ(by_name.size(), 3u);
+  const auto& pinned = by_name.at(rec.pinned_candidate);
+  EXPECT_EQ(pinned.result.outcome, Outcome::Passed) << pinned.result.message;
+  EXPECT_EQ(pinned.variant.pins.prepare_heads, 2);
+  EXPECT_EQ(pinned.variant.variant_name(), rec.rule_candidate);
+  EXPECT_EQ(pinned.result.plan.prepare_heads, 2);
+  EXPECT_EQ(pinned.result.plan.cp_segment_chunks, 16);
+  const auto& backward = by_name.at(rec.backward);
+  EXPECT_EQ(backward.variant.pass, gdn::Pass::Backward);
+  EXPECT_EQ(backward.variant.config.pass, gdn::Pass::Backward);
+  EXPECT_EQ(backward.result.outcome, Outcome::Passed) << backward.result.message;
+  EXPECT_EQ(backward.result.plan.block_v, 64);
+
+  ASSERT_EQ(run_command(gdnlab() + " export --db " + db + " --out " + dir + "/table", out), 0) << out;
+  std::ifstream json_file(dir + "/table/dispatch.json");
+  const std::string json((std::istreambuf_iterator<char>(json_file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"variant\": \"" + rec.rule_candidate + "\", \"plan\": {\"prepare_heads\": 2}"),
+            std::string::npos) << json;
+  EXPECT_NE(json.find("\"pass\": \"bwd\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"variant\": \"" + rec.backward + "\""), std::string::npos) << json;
+  ASSERT_EQ(run_command(gdnlab() + " gap --db " + db + " --table-sweep 1 --pass bwd", out), 0) << out;
+  EXPECT_NE(out.find("1 backward entries"), std::string::npos) << out;
+  EXPECT_NE(run_command(gdnlab() + " gap --db " + db + " --table-sweep 1 --pass sideways", out), 0);
+  EXPECT_NE(out.find("--pass: expected fwd or bwd, got 'sideways'"), std::string::npos) << out;
+  // A replay's candidates are the recorded ones: no plan space on top.
+  EXPECT_NE(run_command(gdnlab() + " sweep --replay " + rec.path + " --db " + dir + "/again.db --plans axes", out), 0);
+  EXPECT_NE(out.find("--plans"), std::string::npos) << out;
+  std::filesystem::remove_all(dir);
 }
