@@ -53,7 +53,7 @@ GDN_INTERNAL_API dispatch::Shape dispatch_shape(Pass pass, const gdn_problem& p,
                                                 const ProblemFacts& facts);
 
 // The rule: look the shape up in `table` (exact bucket, else the nearest within
-// dispatch::kDefaultMaxDistance, see dispatch_lookup.hpp); when an entry is found and names a
+// dispatch::kDefaultMaxDistance, see gdn/dispatch_table.hpp); when an entry is found and names a
 // variant in `implementable`, that variant; otherwise the default selection rule over
 // `implementable` (non-empty), with `source` saying why the table did not decide.
 // `compiled` is every variant of the build (gdn::registry()): it only tells "not compiled"

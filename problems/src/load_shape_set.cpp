@@ -7,7 +7,7 @@
 #include "gdn/problems/shape_set.hpp"
 
 #ifndef GDN_SHAPES_DIR
-#error "GDN_SHAPES_DIR must name the source tree's scripts/shapes (tuner/problems/CMakeLists.txt)"
+#error "GDN_SHAPES_DIR must name the source tree's scripts/shapes (problems/CMakeLists.txt)"
 #endif
 
 namespace gdn::problems {
