@@ -3,7 +3,7 @@
 shape sets, and writes bench/results/<out>.csv with a provenance header plus a printed table.
 
 Rows: scripts/shapes/fwd_anchors.csv and bwd_anchors.csv, joined with the published tables in
-bench/anchors/ (FlashQLA's H200 table: FlashQLA, FlashInfer and FLA columns). Inputs: gdn.md
+bench/anchors/ (FlashQLA's H200 table: FlashQLA, FlashInfer and FLA columns). Inputs: docs/spec.md
 section 5. Timer: CUDA-graph replay, median of --reps samples after --warmup replays; each
 library's first (eager) call per row absorbs Triton JIT and FLA's autotuning, which costs
 30-110 s per new head configuration (rows are grouped by head configuration, so once each).
@@ -11,7 +11,7 @@ Set TRITON_CACHE_DIR to a carried folder to keep the autotuning between runs.
 
 FlashQLA is not run live (flash-qla + tilelang + z3 are ~80 MB of wheels, over the carry limit):
 flashqla_ms is its published figure, flashqla_source=published. The CSV keeps published figures
-raw; the printed table scales them by the row's FLA live/published ratio (anchors.md).
+raw; the printed table scales them by the row's FLA live/published ratio (docs/benchmarking.md).
 
 FLA's backward is timed with its Hopper/Triton>=3.4 guard bypassed (its issue 640): timing only.
 
@@ -129,7 +129,7 @@ def provenance(a, torch, fla_version, gdn_version):
         f"libgdn: {gdn_version}; git SHA: {git_sha(a)}",
         f"timing: CUDA-graph replay, median of {a.reps} after {a.warmup} warm-up replays, "
         f"eager first call per row; no L2 flush between replays (same for every library)",
-        "inputs: gdn.md section 5 (l2norm q/k bf16, g = logsigmoid(randn)/16 with 25% of value "
+        "inputs: docs/benchmarking.md (l2norm q/k bf16, g = logsigmoid(randn)/16 with 25% of value "
         f"heads g = 0, beta = sigmoid(randn), h0 = randn, cu_seqlens always), seed {a.seed} + row",
         "published columns are raw (unscaled); flashqla_source says live or published",
         "command: " + " ".join(shlex.quote(x) for x in [sys.executable] + sys.argv),

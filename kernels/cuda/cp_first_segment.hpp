@@ -22,8 +22,8 @@ inline std::optional<FirstSegmentSetting> parse_cp_first_segment(const char* val
 inline FirstSegmentSetting cp_first_segment_setting() { return on_off_setting(kCpFirstSegmentEnv); }
 
 // The rule. The Output loop takes longer per chunk than the transition loop, so the first
-// segments' CTAs outlast the others when pass 1 is one wave: measured (session 10 call 8,
-// bench/results/h200_2026-11-30_s10/ab_first_segment_call8.txt) 9-23 % slower on every row
+// segments' CTAs outlast the others when pass 1 is one wave: measured
+// (docs/decisions/cp-first-segment-output.md) 9-23 % slower on every row
 // whose pass 1 fits two CTAs per SM (240 or fewer working CTAs), and 1-2.7 % faster with 416
 // (1x32768 at 4/16 and 16/16 in 64-chunk segments), where pass 1 takes a second wave anyway
 // and the main pass, bound by DRAM bandwidth, loses a segment in eight. So: only past two

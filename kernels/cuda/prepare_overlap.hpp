@@ -44,10 +44,10 @@ int64_t first_loop_ctas(const KernelConfig& c, int64_t num_seqs, int64_t max_chu
 // takes the whole register file). The rule: exclusive when the first loop launch has at most
 // one CTA per two SMs (the prepare then keeps at least half of the SMs, at full occupancy)
 // and its units (sequences, or CP segments) are kMinExclusiveUnitChunks chunks long or more
-// (measured, session 9 call 1, bench/results/h200_2026-11-30_s9/: 5-19 % faster on the
+// (measured, docs/decisions/prepare-overlap.md: 5-19 % faster on the
 // anchor rows of 64 to 512 chunks per unit; on units of 32 chunks the prepare's head start
 // dominates and 3 of 5 rows were 9-11 % slower, 16/16 and 16/32 equal, only 32/32 faster);
-// shared up to one CTA per SM (measured, session 7: then the loop alone leaves most of the GPU
+// shared up to one CTA per SM (measured: then the loop alone leaves most of the GPU
 // to the prepare; with more, the loop's CTAs past one per SM wait for the prepare grid to
 // finish, and the prepare runs at half its occupancy); else after the prepare kernel.
 inline constexpr int64_t kMinExclusiveUnitChunks = 64;

@@ -33,7 +33,7 @@ inline PrepareTailSetting prepare_tail_setting() { return on_off_setting(kPrepar
 //     its last segment into the first grid), of two segments or more.
 // The rule (when the setting is Rule) also asks that pass 1's last wave of two CTAs per SM
 // leave at least a third of the wave's slots free, where the tail's CTAs run beside it.
-// Measured (session 13 calls 1 and 2, bench/results/h200_2026-12-01_s13/ab_prepare_tail_call*.txt,
+// Measured (docs/decisions/prepare-tail.md,
 // every 1xT anchor row in the dispatch's variant): with 104 or 112 free slots of 264 (16/16 and
 // 4/16 in 8- to 64-chunk segments) 1.4-5 % faster; with 184 (2/8 at 1x2048, 48 us) within
 // 0.2 %; with 56 (2/8) within +-0.8 %; with 24 (8/24 in 16- and 32-chunk segments, a quarter

@@ -1,4 +1,4 @@
-"""Benchmark inputs (gdn.md section 5) and the one timer every library is measured with.
+"""Benchmark inputs (docs/benchmarking.md) and the one timer every library is measured with.
 
 Needs torch and a CUDA device; imported only by scripts/bench_peers.py on the GPU machine.
 """

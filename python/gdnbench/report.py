@@ -140,5 +140,5 @@ def format_table(rows):
                      f"{_ratio(s['vs_flashqla'])} {_ratio(s['vs_flashinfer'])} "
                      f"{_ratio(s['vs_best'])}  {slow}")
     lines.append("x<peer> = peer ms / ours ms (> 1: ours faster). Published FlashQLA/FlashInfer "
-                 "figures scaled by FLA live/published per row (anchors.md).")
+                 "figures scaled by FLA live/published per row (docs/benchmarking.md).")
     return "\n".join(lines)

@@ -303,12 +303,12 @@ TEST(Database, ReadOnlyOpenReadsVersion2WithoutMigrating) {
   EXPECT_EQ(Database::open(path).schema_version(), kSchemaVersion);  // read-write migrates
 }
 
-// The committed databases (version 2) open read-only as the tools open them (export, gap,
+// The committed databases (versions 2 and 3) open read-only as the tools open them (export, gap,
 // report, replay, dashboard) and migrate to the current version keeping every row.
 TEST(Database, CommittedDatabasesOpenReadOnlyAndMigrate) {
   const char* committed[] = {"tests/data/smoke_h200.sqlite",  // ctest runs in the repository root
-                             "bench/results/h200_2026-11-30_s2/anchors_sweeps_h200.sqlite",
-                             "bench/results/h200_2026-11-30_s3/anchors_sweeps_h200.sqlite"};
+                             "tests/data/anchors_sweeps_h200.sqlite",
+                             "bench/results/h200_2026-11-30_anchors_sweep.sqlite"};
   for (const char* file : committed) {
     SCOPED_TRACE(file);
     ASSERT_TRUE(std::filesystem::exists(file));

@@ -1,6 +1,5 @@
 """The torch-free parts of scripts/bench_peers.py: row loading and joining, the CSV writer, and
-the summary arithmetic (checked by hand and, where ../shared/tools/bench_summary.py exists,
-against it)."""
+the summary arithmetic (checked by hand)."""
 
 import csv
 import math
@@ -16,7 +15,6 @@ from gdnbench.rows import RowError, load_rows, parse_seqlens, read_shape_set, se
 REPO = Path(__file__).resolve().parents[2]
 SHAPES = REPO / "scripts" / "shapes"
 ANCHORS = REPO / "bench" / "anchors"
-SUMMARY_TOOL = REPO.parent / "shared" / "tools" / "bench_summary.py"
 HEADER = "name,h_qk,h_v,k,v,dtype,layout,seqlens,tag\n"
 
 
@@ -143,24 +141,6 @@ class ReportArithmeticTest(unittest.TestCase):
             needed = {"pass", "seqlens", "h_qk", "h_v", "ours_ms", "fla_ms", "fla_published_ms",
                       "flashqla_ms", "flashqla_source", "flashinfer_published_ms"}
             self.assertTrue(needed <= set(header))
-
-    @unittest.skipUnless(SUMMARY_TOOL.exists(), "../shared/tools/bench_summary.py not here")
-    def test_geomeans_agree_with_the_shared_summary_tool(self):
-        rows = [csv_row(name="a", ours_ms=0.10, fla_ms=0.90, fla_published_ms=0.95,
-                        flashqla_ms=0.32, flashinfer_published_ms=1.6),
-                csv_row(name="b", ours_ms=0.40, fla_ms=1.20, fla_published_ms=1.00,
-                        flashqla_ms=0.50, flashinfer_published_ms=0.39),
-                csv_row(name="c", h_qk=16, h_v=64, ours_ms=1.0, fla_ms=3.3,
-                        fla_published_ms=3.1, flashqla_ms=1.5, flashinfer_published_ms=1.55)]
-        with tempfile.TemporaryDirectory() as d:
-            (Path(d) / "bench" / "results").mkdir(parents=True)
-            w = report.CsvWriter(Path(d) / "bench" / "results" / "t.csv", ["synthetic"], rows)
-            w.close()
-            out = subprocess.run([sys.executable, str(SUMMARY_TOOL), "fwd"], cwd=d,
-                                 capture_output=True, text=True).stdout
-        s = report.summarize(rows)["all fwd"]
-        self.assertIn(f"geomean vs FLA live {s['vs_fla']:.2f}x", out)
-        self.assertIn(f"vs best peer {s['vs_best']:.2f}x", out)
 
 
 class BenchScriptTest(unittest.TestCase):

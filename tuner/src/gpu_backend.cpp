@@ -1,5 +1,5 @@
 // GPU backend of the worker: libgdn's variants on one device. Gate: the variant's forward on
-// the family's small representative problem against the float64 token-loop oracle (gdn.md
+// the family's small representative problem against the float64 token-loop oracle (docs/spec.md
 // section 4 bars). Measure: can_implement, one checked call, the timing phase, then (precise
 // rung only) the CUPTI profiling phase and the optional PM timeline.
 #include <cuda_runtime_api.h>
@@ -30,7 +30,7 @@ namespace {
 using profiler::NvtxLevel;
 using profiler::NvtxRange;
 
-// Forward bars of gdn.md section 4 (bf16/fp16 inputs): o and final state.
+// Forward bars of docs/spec.md section 4 (bf16/fp16 inputs): o and final state.
 constexpr double kForwardTolerance = 5e-3;
 
 class CudaFailure : public std::runtime_error {

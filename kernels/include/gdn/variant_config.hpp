@@ -39,7 +39,7 @@ struct KernelConfig {
   friend constexpr bool operator==(const KernelConfig&, const KernelConfig&) = default;
 };
 
-inline constexpr int kChunk = 64;  // chunk length of every kernel (gdn.md section 2)
+inline constexpr int kChunk = 64;  // chunk length of every kernel (docs/spec.md section 2)
 
 struct ConfigCheck {
   bool ok;

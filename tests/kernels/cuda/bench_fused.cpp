@@ -1,5 +1,5 @@
-// gdn_fused_bench: forward time of the fused variants against the staged ones on the issue-4
-// shapes. Per (layout, heads) one set of device inputs (values of the anchor kind: q, k of
+// gdn_fused_bench: forward time of the fused variants against the staged ones on a grid of
+// anchor shapes. Per (layout, heads) one set of device inputs (values of the anchor kind: q, k of
 // about unit norm, v in [-1, 1], g = small negative log-decays with a quarter of the heads at
 // 0, beta in (0, 1)); each variant runs once to warm up, is captured into a CUDA graph and
 // replayed `replays` times with events around each replay; the median is printed (ms).

@@ -1,5 +1,5 @@
 // GPU backward correctness of every registered backward variant against the float64 oracle
-// (gdn.md section 4): edge set in full (dht and dh0 on and off), anchor sample on whole GVA
+// (docs/spec.md section 4): edge set in full (dht and dh0 on and off), anchor sample on whole GVA
 // groups (so dq, dk sums are complete), and T = 32768 for two head configurations on head
 // slices. Outputs are poisoned before each run; reruns must be bit-identical (no atomics).
 #include <gtest/gtest.h>
