@@ -3,13 +3,13 @@
 shape sets, and writes bench/results/<out>.csv with a provenance header plus a printed table.
 
 Rows: scripts/shapes/fwd_anchors.csv and bwd_anchors.csv, joined with the published tables in
-bench/anchors/ (FlashQLA's H200 table: FlashQLA, FlashInfer and FLA columns). Inputs: docs/spec.md
-section 5. Timer: CUDA-graph replay, median of --reps samples after --warmup replays; each
+bench/anchors/ (FlashQLA's H200 table: FlashQLA, FlashInfer and FLA columns). Inputs: docs/benchmarking.md.
+Timer: CUDA-graph replay, median of --reps samples after --warmup replays; each
 library's first (eager) call per row absorbs Triton JIT and FLA's autotuning, which costs
 30-110 s per new head configuration (rows are grouped by head configuration, so once each).
-Set TRITON_CACHE_DIR to a carried folder to keep the autotuning between runs.
+Set TRITON_CACHE_DIR to a kept folder to keep the autotuning between runs.
 
-FlashQLA is not run live (flash-qla + tilelang + z3 are ~80 MB of wheels, over the carry limit):
+FlashQLA is not run live (flash-qla + tilelang + z3 are ~80 MB of wheels, not brought along):
 flashqla_ms is its published figure, flashqla_source=published. The CSV keeps published figures
 raw; the printed table scales them by the row's FLA live/published ratio (docs/benchmarking.md).
 

@@ -2,7 +2,7 @@
 
 Each maker returns a zero-argument callable doing one forward or one backward on prepared
 inputs, ready for measure.time_graph. FlashQLA is not run live: flash-qla needs tilelang and its
-dependencies (about 80 MB of wheels, over the GPU machine's 64 MiB carry limit), so its
+dependencies (about 80 MB of wheels, too many to bring to an offline GPU machine), so its
 published column is used, scaled as docs/benchmarking.md says.
 """
 

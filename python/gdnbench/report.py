@@ -1,6 +1,6 @@
 """The benchmark CSV (provenance header + one line per row) and the printed summary.
 
-Pure Python: no torch. The arithmetic matches ../shared/tools/bench_summary.py: published
+Pure Python: no torch. The arithmetic is docs/benchmarking.md's: published
 FlashQLA (when not run live) and FlashInfer figures are scaled by the row's FLA live/published
 ratio; the CSV itself keeps every published figure raw.
 """

@@ -1,54 +1,55 @@
 #!/usr/bin/env bash
-# Everything the H200 should run, in one command: GPU tests, a smoke sweep, the peer benchmarks,
-# and a resources log; full logs and CSVs go to OUTDIR, a short table is printed last.
+# Runs the GPU checks on a Hopper (sm_90) machine in one command: the GPU tests, a smoke sweep,
+# the peer benchmarks and a resources log; full logs and CSVs go to OUTDIR, a short table is
+# printed last.
 #
-# On the development machine, once (builds build-device/, copies a lean build to
-# .carry/build-device without object files, fetches the wheels into .whl/):
-#   scripts/device_check.sh --prepare
-# On the GPU machine (device tool: carry [".carry/build-device", ".whl"], or build-device):
-#   GDN_GIT_SHA=<sha> scripts/device_check.sh "$OUT" --stages tests,sweep,bench-fwd
+#   scripts/gpu_check.sh OUTDIR [--stages LIST] [options]
+#   scripts/gpu_check.sh --pack DIR       (build here, copy the build to DIR for another machine)
 #
-# Options (GPU machine):
+# Options:
 #   --stages LIST        comma-separated, in this order: resources,tests,sweep,tune,validate,
-#                        bench-fwd,bench-bwd (default: all but tune and validate). Split them over
-#                        several calls to stay under 10 minutes.
+#                        bench-fwd,bench-bwd (default: all but tune and validate).
 #                        tune: the forward anchor sweep of the fused variants (tuning.sqlite) and
-#                        its exported dispatch table (table/); validate: a second, independent
-#                        sweep of the same shapes into the same database and the oracle gap of
-#                        the table (gdnlab gap). Pass the database back with --tune-db.
-#   --build-dir DIR      a build made elsewhere (default .carry/build-device, else build-device);
-#                        without one, configure and build here (needs gtest, CLI11, SQLite headers).
+#                        its exported dispatch table (table.tar.gz); validate: a second,
+#                        independent sweep of the same shapes into the same database and the
+#                        oracle gap of the table (gdnlab gap). Pass the database back with --tune-db.
+#   --build-dir DIR      the build to use (default build-gpu); configured and built here
+#                        (Release, no GUI) when it holds no CMakeCache.txt. A build made on
+#                        another machine (--pack) is relocated to this checkout.
+#   --wheels DIR         wheels to install offline for the peers (default .whl, written by
+#                        scripts/fetch_wheels.sh); without any, FLA is left out.
 #   --bench-budget-s N   bench_peers stops starting rows after N s (default 400); rerun the stage
 #                        with --fwd-resume/--bwd-resume FILE (an earlier peers_*.csv) to finish.
 #   --fwd-resume FILE, --bwd-resume FILE   continue an earlier CSV instead of starting afresh.
 #   --bench-args "..."   extra arguments for scripts/bench_peers.py (e.g. "--reps 50 --rows 2/8").
-#   --tune-db FILE       the tuning.sqlite of an earlier call: tune continues its unfinished sweep
+#   --tune-db FILE       the tuning.sqlite of an earlier run: tune continues its unfinished sweep
 #                        (--resume: same build, same arguments); validate sweeps it again.
 #   --sweep-gpus LIST    GPU ordinals of the tune and validate sweeps, one worker each (default 0);
 #                        a resumed sweep may use other GPUs than it started on.
 #   --sweep-metrics SET  CUPTI counters of the tune sweep: none | basic | full (default basic;
 #                        none times only, about 5x faster).
-# Outputs in OUTDIR (few files: the device tool returns at most 8): summary.txt, resources.txt,
-# peers_fwd.csv, peers_bwd.csv, smoke_h200.sqlite, tuning.sqlite, table.tar.gz, gap.csv,
-# logs.tar.gz, triton_autotune.tar.gz (FLA's
-# Triton autotuning results: unpack into .carry/triton_cache to skip 30-110 s per head config).
+# Outputs in OUTDIR: summary.txt, resources.txt, peers_fwd.csv, peers_bwd.csv,
+# smoke_sweep.sqlite, tuning.sqlite, table.tar.gz, gap.csv, logs.tar.gz, triton_autotune.tar.gz
+# (FLA's Triton autotuning results, kept in TRITON_CACHE_DIR, default .triton_cache: they save
+# 30-110 s per head configuration on the next run).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 REPO=$PWD
 
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
-die() { echo "device_check: $*" >&2; exit 2; }
+usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; }
+die() { echo "gpu_check: $*" >&2; exit 2; }
 
 ALL_STAGES="resources,tests,sweep,tune,validate,bench-fwd,bench-bwd"
 stages="resources,tests,sweep,bench-fwd,bench-bwd" build_dir="" bench_budget=400 fwd_resume=""
-bwd_resume="" bench_args="" tune_db="" sweep_gpus=0 sweep_metrics=basic
-outdir="" prepare=0
+bwd_resume="" bench_args="" tune_db="" sweep_gpus=0 sweep_metrics=basic wheels=.whl
+outdir="" pack=""
 while (($#)); do
   case "$1" in
     -h|--help) usage; exit 0 ;;
-    --prepare) prepare=1 ;;
+    --pack) pack=${2:?--pack needs a folder}; shift ;;
     --stages) stages=${2:?--stages needs a list}; shift ;;
     --build-dir) build_dir=${2:?--build-dir needs a folder}; shift ;;
+    --wheels) wheels=${2:?--wheels needs a folder}; shift ;;
     --bench-budget-s) bench_budget=${2:?--bench-budget-s needs seconds}; shift ;;
     --fwd-resume) fwd_resume=${2:?--fwd-resume needs a CSV}; shift ;;
     --bwd-resume) bwd_resume=${2:?--bwd-resume needs a CSV}; shift ;;
@@ -62,18 +63,20 @@ while (($#)); do
   shift
 done
 
-# ---- development machine: build and pack what the GPU machine needs ---------------------------
-if ((prepare)); then
-  cmake -S . -B build-device -G Ninja -DGDN_WITH_GUI=OFF -DCMAKE_BUILD_TYPE=Release || exit 1
-  cmake --build build-device -j2 || exit 1
-  rm -rf .carry/build-device && mkdir -p .carry
-  grep -qxF '/.carry/' .git/info/exclude 2>/dev/null || echo '/.carry/' >> .git/info/exclude
+build_here() {  # folder: a Release build without the GUI
+  cmake -S . -B "$1" -G Ninja -DGDN_WITH_GUI=OFF -DCMAKE_BUILD_TYPE=Release &&
+    cmake --build "$1" -j "$(nproc)"
+}
+
+# ---- --pack: build here, copy what running needs to DIR -----------------------------------------
+if [[ -n $pack ]]; then
+  build_here "${build_dir:-build-gpu}" || exit 1
+  rm -rf "$pack" && mkdir -p "$(dirname "$pack")" || exit 1
+  cp -a "${build_dir:-build-gpu}" "$pack" || exit 1
   # Object files and static archives are not needed to run: leave them behind.
-  cp -a build-device .carry/build-device || exit 1
-  find .carry/build-device -type f \( -name '*.o' -o -name '*.a' \) -delete
-  scripts/fetch_wheels.sh || exit 1
-  du -sh .carry/build-device .whl
-  echo "carry: [\".carry/build-device\", \".whl\"] (keep the total under 64 MiB with the sources)"
+  find "$pack" -type f \( -name '*.o' -o -name '*.a' \) -delete
+  du -sh "$pack"
+  echo "run elsewhere with: scripts/gpu_check.sh OUTDIR --build-dir $pack"
   exit 0
 fi
 
@@ -106,51 +109,54 @@ relocate_build() {
   fi
 }
 
-if [[ -z $build_dir ]]; then
-  for d in .carry/build-device build-device; do
-    [[ -f $d/CMakeCache.txt ]] && { build_dir=$d; break; }
-  done
-fi
-if [[ -n $build_dir && -f $build_dir/CMakeCache.txt ]]; then
+build_dir=${build_dir:-build-gpu}
+if [[ -f $build_dir/CMakeCache.txt ]]; then
   relocate_build "$build_dir"
-  note "build: carried $build_dir"
+  note "build: $build_dir"
 else
-  build_dir=${build_dir:-build-device}
-  note "build: none carried; configuring and building $build_dir here"
-  { cmake -S . -B "$build_dir" -G Ninja -DGDN_WITH_GUI=OFF -DCMAKE_BUILD_TYPE=Release &&
-    cmake --build "$build_dir" -j16; } > "$logs/build.log" 2>&1 ||
+  note "build: none in $build_dir; configuring and building it here"
+  build_here "$build_dir" > "$logs/build.log" 2>&1 ||
     note "build: FAILED (logs/build.log): $(tail -3 "$logs/build.log" | tr '\n' ' ')"
+fi
+# The kernels are sm_90a: on another architecture the GPU tests skip or fail, so say so first.
+gpu_caps=$(nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader 2>/dev/null)
+if [[ -z $gpu_caps ]]; then
+  note "warning: nvidia-smi lists no GPU; the GPU tests will report skipped"
+elif ! grep -q ', 9\.0' <<<"$gpu_caps"; then
+  note "warning: no compute capability 9.0 GPU here ($(tr '\n' ';' <<<"$gpu_caps")): libgdn's kernels need sm_90"
+else
+  note "gpu: $(head -1 <<<"$gpu_caps")"
 fi
 build_dir=$(cd "$build_dir" 2>/dev/null && pwd || echo "$REPO/$build_dir")
 export GDN_LIBRARY=$build_dir/kernels/libgdn.so
 [[ -f $GDN_LIBRARY ]] || note "warning: $GDN_LIBRARY missing: every 'ours' measurement will fail"
 
-# Wheels brought along (FLA); the image has torch and triton.
+# Wheels installed offline (FLA); torch and triton come from the machine's Python.
 export PYTHONPATH=$REPO/python
-if compgen -G ".whl/*.whl" > /dev/null; then
+if compgen -G "$wheels/*.whl" > /dev/null; then
   if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-       --target /tmp/site .whl/*.whl > "$logs/pip.log" 2>&1; then
+       --target /tmp/site "$wheels"/*.whl > "$logs/pip.log" 2>&1; then
     export PYTHONPATH=$PYTHONPATH:/tmp/site
     # FLA's full package imports every model (and transformers) from fla/__init__.py; only fla.ops
     # is needed, so an __init__ that pulls models in is replaced by an empty one.
     if grep -q "models\|layers" /tmp/site/fla/__init__.py 2>/dev/null; then
       : > /tmp/site/fla/__init__.py
     fi
-    note "wheels: installed $(cd .whl && printf '%s ' *.whl)"
+    note "wheels: installed $(cd "$wheels" && printf '%s ' *.whl)"
   else
     note "wheels: pip install FAILED (logs/pip.log)"
   fi
 else
-  note "wheels: none in .whl/ (FLA will be missing)"
+  note "wheels: none in $wheels (FLA will be missing)"
 fi
-export TRITON_CACHE_DIR=$REPO/.carry/triton_cache
+export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$REPO/.triton_cache}
 # Triton >= 3.4 keeps autotuning results in its cache only when asked to.
 export TRITON_CACHE_AUTOTUNING=1
 mkdir -p "$TRITON_CACHE_DIR"
 export PYTHONUNBUFFERED=1
 # The commit of the build that runs: what its gdnlab recorded at build time (`gdnlab --version`:
 # "gdnlab 0.1.0 (git <sha>, ...)"). The checkout's HEAD is only the fallback: a copied working
-# tree can carry a stale .git (session 4 read an older HEAD than the carried build's).
+# tree can carry a stale .git whose HEAD is older than the build.
 if [[ -z ${GDN_GIT_SHA:-} && -x $build_dir/gdnlab ]]; then
   GDN_GIT_SHA=$("$build_dir/gdnlab" --version 2>/dev/null | sed -n 's/.*(git \([0-9a-f]\{7,\}\).*/\1/p')
 fi
@@ -206,9 +212,9 @@ smoke_sweep() {
   local gdnlab
   gdnlab=$(find_gdnlab)
   [[ -n $gdnlab ]] || { echo "no gdnlab executable in $build_dir"; return 3; }
-  rm -f "$outdir/smoke_h200.sqlite"
-  "$gdnlab" sweep --space default --shapes smoke --db "$outdir/smoke_h200.sqlite" --metrics basic &&
-    "$gdnlab" report --db "$outdir/smoke_h200.sqlite" --format table
+  rm -f "$outdir/smoke_sweep.sqlite"
+  "$gdnlab" sweep --space default --shapes smoke --db "$outdir/smoke_sweep.sqlite" --metrics basic &&
+    "$gdnlab" report --db "$outdir/smoke_sweep.sqlite" --format table
 }
 
 # The anchor sweep behind the committed dispatch table: every fused forward variant on every
@@ -281,7 +287,7 @@ tar -czf "$outdir/logs.tar.gz" -C "$outdir" logs && rm -rf "$logs"
 
 {
   echo
-  echo "==== device_check summary ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null))"
+  echo "==== gpu_check summary ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null))"
   cat "$summary"
   if has_stage tests; then
     echo "-- ctest -L gpu:"
