@@ -217,10 +217,10 @@ smoke_sweep() {
     "$gdnlab" report --db "$outdir/smoke_sweep.sqlite" --format table
 }
 
-# The anchor sweep behind the committed dispatch table: every fused forward variant on every
-# forward anchor row, exhaustive, with a lighter protocol than the precise default (171 rows x
-# 48 variants of a GDN_VARIANTS=all build = 8208 trials must fit in minutes): 3 warm-up calls,
-# 10..40 samples to a 2% spread.
+# The forward anchor sweep that dispatch tables are exported from: every fused forward variant
+# on every forward anchor row, exhaustive, with a lighter protocol than the precise default
+# (171 rows x 64 variants of a GDN_VARIANTS=all build = 10944 trials must fit in minutes):
+# 3 warm-up calls, 10..40 samples to a 2% spread.
 anchor_sweep() {  # database, metrics (basic: SM utilisation; none: timing only), [--resume]
   "$gdnlab" sweep --space default --shapes fwd_anchors --variants 'gdn_fwd_sm90_fused*' \
     --strategy exhaustive --metrics "$2" --no-progress --db "$1" ${3:+"$3"} --gpus "$sweep_gpus" \

@@ -1,7 +1,7 @@
 // One config struct per kernel family: the template parameter (C++20 structural aggregate,
-// usable as a non-type template parameter), the database row (tuner/db store each field in a
-// typed column) and the generator input (scripts/gen_variants.py writes one translation unit
-// per valid config). Derived quantities are constexpr functions of it.
+// usable as a non-type template parameter), the database row (db/ stores each field in a
+// typed column) and the source of the variant's name and registration
+// (kernels/cuda/registry.cpp). Derived quantities are constexpr functions of it.
 #pragma once
 
 #include <cstdint>

@@ -232,7 +232,7 @@ TEST(DefaultSelection, ColumnWarpContextParallelismCountsOneCtaPerSm) {
   EXPECT_EQ(pc_space.pick(shape(1, 32768, 8)), gdn::config_name(pc(32)));
 }
 
-TEST(DefaultSelection, ColumnWarpContextParallelismFollowsTheSession5Sweep) {
+TEST(DefaultSelection, ColumnWarpContextParallelismFollowsTheAnchorSweep) {
   const auto cw = [](int cp) { return fused(64, cp, 1, WarpRoles::ColumnWarps); };
   const Space space({{cw(0), resident(2, 128)}, {cw(4), resident(2, 128)},
                      {cw(16), resident(2, 128)}, {cw(64), resident(2, 128)},
