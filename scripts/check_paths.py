@@ -8,7 +8,7 @@ Scans every tracked text file for words that start with a top-level folder of th
 are not checked. Exit status 1 when something is missing.
 
   scripts/check_paths.py            check the working tree
-  scripts/check_paths.py --allow docs/install.md,docs/python.md    accept these as present
+  scripts/check_paths.py --allow PATH,PATH    accept these paths as present
 """
 
 import argparse
