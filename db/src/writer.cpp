@@ -195,6 +195,27 @@ std::int64_t ResultsWriter::begin_sweep(const SweepRecord& w) {
   return id;
 }
 
+void ResultsWriter::mark_shard(const SweepShardRecord& shard) {
+  require_positive(shard.sweep_id, "shard.sweep_id");
+  if (shard.index < 1 || shard.index > shard.count)
+    invalid("shard: expected 1 <= index <= count, got " + std::to_string(shard.index) + "/" +
+            std::to_string(shard.count));
+  Transaction tx(db_);
+  Statement find(db_, "SELECT shard_index, shard_count FROM sweep_shard WHERE sweep_id = ?1");
+  find.bind(1, shard.sweep_id);
+  if (find.step()) {
+    if (find.int64(0) != shard.index || find.int64(1) != shard.count)
+      throw DbError(DbError::Kind::Constraint,
+                    "sweep " + std::to_string(shard.sweep_id) + " is shard " +
+                        std::to_string(find.int64(0)) + "/" + std::to_string(find.int64(1)) +
+                        ", not " + std::to_string(shard.index) + "/" + std::to_string(shard.count));
+    return;
+  }
+  Statement insert(db_, "INSERT INTO sweep_shard (sweep_id, shard_index, shard_count) VALUES (?1, ?2, ?3)");
+  insert.bind(1, shard.sweep_id).bind(2, shard.index).bind(3, shard.count).run();
+  tx.commit();
+}
+
 void ResultsWriter::set_sweep_status(std::int64_t sweep_id, SweepStatus status) {
   Statement update(db_, std::string("UPDATE sweeps SET status = ?1, finished_at = CASE WHEN ?1 = "
                                     "'running' THEN NULL ELSE ") + kNowUtc + " END WHERE id = ?2");

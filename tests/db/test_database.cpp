@@ -257,7 +257,7 @@ TEST(Database, MigratesVersion3To4KeepingOverridesForEveryBalance) {
     ASSERT_EQ(list_overrides(v3, sc.sweep).size(), 1u);
     pinned = list_overrides(v3, sc.sweep)[0].variant;
   }
-  Database db = Database::open(path);
+  Database db = Database::open(path, {.migrate_to_version = 4});
   EXPECT_EQ(db.schema_version(), 4);
   const std::vector<OverrideRecord> kept = list_overrides(db, sc.sweep);
   ASSERT_EQ(kept.size(), 1u);

@@ -18,6 +18,7 @@ struct SweepArgs {
   std::int64_t budget = 0;
   std::int64_t seed = 0;
   bool no_progress = false;
+  std::string shard = "1/1";  // 1/1: not sharded
 };
 }  // namespace
 
@@ -51,6 +52,9 @@ void add_sweep(CLI::App& app, Action& run) {
   sub->add_option("--gate-timeout", a->o.gate_timeout_s, "Seconds before a correctness gate is killed (Timeout)")
       ->capture_default_str();
   sub->add_flag("--no-progress", a->no_progress, "No live progress line on stderr");
+  sub->add_option("--shard", a->shard, "Measure part I of N of the sweep (I/N, e.g. 2/4) into this --db; "
+                                       "the parts are merged with `gdnlab merge`")
+      ->capture_default_str();
   // The precise protocol: every measurement of exhaustive and random, and halving's final
   // rung. Halving's cheap rungs keep their quick protocol (they only rank the survivors).
   const std::string group = "Precise measurement protocol";
@@ -83,6 +87,7 @@ void add_sweep(CLI::App& app, Action& run) {
       }
       try {
         o.gpus = tuner::parse_gpu_list(a->gpus);
+        o.shard = tuner::parse_shard(a->shard);
         o.strategy.budget = static_cast<std::size_t>(a->budget);
         o.strategy.seed = static_cast<std::uint64_t>(a->seed);
         if (a->replay_sweep != 0) o.replay_sweep = a->replay_sweep;

@@ -15,6 +15,7 @@
 #include "gdn/profiler/protocol.hpp"
 #include "gdn/tuner/gate_problem.hpp"
 #include "gdn/tuner/progress.hpp"
+#include "gdn/tuner/shard.hpp"
 #include "gdn/tuner/stop_signals.hpp"
 #include "gdn/tuner/strategy.hpp"
 #include "gdn/tuner/worker_pool.hpp"
@@ -106,7 +107,7 @@ class Engine {
   // problem: the reason does not depend on the problem, and the full space ("all") would
   // otherwise fill the database with thousands of identical rejections.
   void record_rejected() {
-    if (plan_.problems.empty()) return;
+    if (plan_.problems.empty() || !shard_.records_rejected()) return;
     for (std::size_t v = 0; v < plan_.variants.size(); ++v) {
       if (plan_.variants[v].runnable) continue;
       if (stored(v, 0)) {
@@ -128,6 +129,10 @@ class Engine {
     std::vector<TrialScore> scores(trials.size());
     std::vector<std::size_t> need;  // positions of trials a worker must measure
     for (std::size_t i = 0; i < trials.size(); ++i) {
+      // Another shard's trial: not measured here. It scores as failed, which the strategies
+      // allow: exhaustive and random ignore scores, and halving shards whole problems, so a
+      // problem's race never mixes owned and foreign trials.
+      if (!shard_.owns(trials[i].variant, trials[i].problem)) continue;
       const auto v = runnable_[trials[i].variant], p = trials[i].problem;
       if (const auto* s = stored(v, p)) {
         scores[i] = {s->outcome == db::Outcome::Passed && s->p50.has_value(), s->p50.value_or(0)};
@@ -228,6 +233,7 @@ class Engine {
   }
 
   std::vector<std::size_t> runnable_;  // runnable variant indices: the strategy's variant axis
+  ShardFilter shard_;                  // which of the strategy's trials this sweep measures
   std::size_t measured_ = 0;
   double outside_worker_ms_ = 0;
   std::vector<double> round_trips_, db_writes_;
@@ -327,6 +333,16 @@ class Engine {
   std::map<Pair, Cheap> pending_cheap_;
 };
 
+// What the shard partition needs to know about the sweep (shard.hpp).
+ShardInputs shard_inputs(const SweepOptions& o, const SweepPlan& plan, const std::vector<std::size_t>& runnable) {
+  ShardInputs in;
+  in.strategy = o.strategy;
+  for (std::size_t v : runnable) in.variant_is_backward.push_back(plan.variants[v].record.pass == gdn::Pass::Backward);
+  for (const auto& p : plan.problems)
+    in.problems.push_back({family_key(p.record), {p.record.total_tokens, p.record.h_v, p.record.k, p.record.v, false}});
+  return in;
+}
+
 double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
@@ -369,6 +385,7 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
     s.args = args;
     out.sweep_id = writer.begin_sweep(s);
   }
+  if (o.shard.sharded()) writer.mark_shard({out.sweep_id, o.shard.index, o.shard.count});
   profiler::NvtxRange sweep_range(profiler::NvtxLevel::Sweep, "sweep " + std::to_string(out.sweep_id));
 
   WorkerPoolOptions po;
@@ -386,7 +403,12 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
   Engine engine(o, plan, database, writer, out.sweep_id, pool, progress, out);
   for (std::size_t v = 0; v < plan.variants.size(); ++v)
     if (plan.variants[v].runnable) engine.runnable_.push_back(v);
-  progress.set_total(rejected_pairs + planned_trials(o.strategy, engine.runnable_.size(), plan.problems.size()));
+  if (o.shard.sharded()) {
+    engine.shard_ = ShardFilter(shard_inputs(o, plan, engine.runnable_), o.shard);
+    progress.set_total((engine.shard_.records_rejected() ? rejected_pairs : 0) + engine.shard_.planned_trials());
+  } else {
+    progress.set_total(rejected_pairs + planned_trials(o.strategy, engine.runnable_.size(), plan.problems.size()));
+  }
 
   const StopSignals stop_signals;  // Ctrl-C / `timeout`: stop at a result boundary
   try {

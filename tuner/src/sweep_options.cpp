@@ -110,6 +110,8 @@ void validate(const SweepOptions& o) {
   }
   if (o.replay_sweep && o.replay_db.empty())
     bad("--replay-sweep", "to be used together with --replay", "--replay-sweep without --replay");
+  if (o.shard.count < 1 || o.shard.count > kMaxShards || o.shard.index < 1 || o.shard.index > o.shard.count)
+    bad("--shard", "I/N with 1 <= I <= N <= " + std::to_string(kMaxShards), to_string(o.shard));
   if (o.replay_sweep && *o.replay_sweep <= 0)
     bad("--replay-sweep", "a sweep id > 0", std::to_string(*o.replay_sweep));
 }
@@ -136,6 +138,7 @@ std::string canonical_args(const SweepOptions& o) {
   if (p.target_rel_spread != d.target_rel_spread)
     s += " --target-spread " + shortest(p.target_rel_spread);
   if (p.time_cap_ms != d.time_cap_ms) s += " --time-cap-ms " + shortest(p.time_cap_ms);
+  if (o.shard.sharded()) s += " --shard " + to_string(o.shard);
   return s;
 }
 

@@ -120,6 +120,28 @@ struct SweepRecord {
   std::string finished_at;     // empty while running
 };
 
+// Schema v5: the part of a sharded sweep one sweep measures (`gdnlab sweep --shard I/N`).
+struct SweepShardRecord {
+  std::int64_t sweep_id = 0;
+  int index = 1;  // 1-based
+  int count = 1;
+};
+
+// Schema v5: one shard merged into a sweep of a merged database (`gdnlab merge`): where its
+// results came from and the device that measured them (results.merged_shard_id points here).
+struct MergedShardRecord {
+  std::int64_t id = 0;
+  std::int64_t sweep_id = 0;         // the merged sweep
+  int index = 1;
+  int count = 1;
+  std::int64_t device_id = 0;        // the device the shard ran on
+  std::string source_path;           // the shard database, as named to the merge
+  std::int64_t source_sweep_id = 0;  // its sweep in that database
+  std::string source_started_at;     // with source_sweep_id: which run of the shard this is
+  SweepStatus source_status = SweepStatus::Running;  // at the last merge
+  std::string merged_at;             // ISO-8601 UTC of the last merge that read it
+};
+
 // CUPTI range-profiler figures of one result. All NULL (nullopt) with a reason when the
 // profiler was unavailable, busy or not asked for.
 struct MetricsRecord {
