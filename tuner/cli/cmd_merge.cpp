@@ -23,7 +23,9 @@ void add_merge(CLI::App& app, Action& run) {
       try {
         std::cout << db::format_merge(db::merge_shards(*options));
       } catch (const db::DbError& e) {
-        return usage_error("merge", e.what());
+        // The db's messages start "merge: " for callers of the library; here the prefix says it.
+        const std::string what = e.what();
+        return usage_error("merge", what.rfind("merge: ", 0) == 0 ? what.substr(7) : what);
       }
       return 0;
     };

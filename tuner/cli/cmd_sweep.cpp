@@ -44,6 +44,9 @@ void add_sweep(CLI::App& app, Action& run) {
       ->capture_default_str();
   sub->add_flag("--pm-sampling", a->o.pm_sampling, "Record a PM-sampling timeline per precise measurement");
   sub->add_flag("--resume", a->o.resume, "Continue the newest unfinished sweep with the same arguments");
+  sub->add_flag("--resume-or-start", a->o.resume_or_start,
+                "Continue the sweep with the same arguments when --db holds one (a finished one measures nothing "
+                "more), else start it: for batch jobs that may be requeued (scripts/slurm)");
   sub->add_option("--replay", a->o.replay_db, "Replay runner: answer from this recorded database (no GPU)");
   sub->add_option("--replay-sweep", a->replay_sweep, "Sweep of the --replay database (default: newest with results)");
   sub->add_option("--variants", a->o.variant_filter, "Comma-separated globs on variant names, e.g. '*fused*v64*'");

@@ -75,6 +75,14 @@ db::SweepSummary find_resumable(const db::Database& db, const std::string& args,
   throw std::invalid_argument(msg);
 }
 
+// --resume-or-start: the newest sweep with the same arguments and protocol, finished or not.
+std::optional<db::SweepSummary> find_same(const db::Database& db, const std::string& args,
+                                          const db::ProtocolRecord& protocol) {
+  for (const auto& s : db::list_sweeps(db))
+    if (s.sweep.args == args && same_protocol(s.sweep.protocol, protocol)) return s;
+  return std::nullopt;
+}
+
 // Results of two devices or two builds are never mixed in one sweep.
 void check_same_provenance(const db::SweepSummary& s, std::int64_t device_id, std::int64_t build_id) {
   if (s.sweep.device_id != device_id)
@@ -359,6 +367,7 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
   std::optional<db::SweepSummary> resumed;
   const auto protocol = protocol_record(o.precise);
   if (o.resume) resumed = find_resumable(database, args, protocol);
+  if (o.resume_or_start) resumed = find_same(database, args, protocol);
   db::ResultsWriter writer(database);
   const auto device_id = writer.register_device(plan.device);
   const auto build_id = writer.register_build(plan.build);

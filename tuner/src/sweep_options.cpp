@@ -84,6 +84,8 @@ void validate(const SweepOptions& o) {
   if (fs::is_directory(o.db_path)) bad("--db", "a file path", "a directory '" + o.db_path + "'");
   if (o.resume && !fs::is_regular_file(o.db_path))
     bad("--resume", "an existing database holding the unfinished sweep", "'" + o.db_path + "' (no such file)");
+  if (o.resume && o.resume_or_start)
+    bad("--resume-or-start", "either --resume or --resume-or-start", "both");
   if (o.shapes.empty() && o.replay_db.empty())
     bad("--shapes", "a shape-set name (smoke, edge, fwd_anchors, ...) or a CSV file", "nothing");
   if (o.space.empty()) bad("--space", "default, all, or a file listing variant names", "''");
