@@ -241,9 +241,11 @@ void merge_into(Database& out, std::vector<Source>& sources, MergeOutcome& outco
   } else {
     outcome.sweep_id = create_merged_sweep(w, sources, outcome.into);
   }
-  Statement now(out, "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', 'now')");
-  now.step();
-  const std::string merged_at = now.text(0);
+  const std::string merged_at = [&] {
+    Statement now(out, "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', 'now')");
+    now.step();
+    return now.text(0);
+  }();
   for (const Source& src : sources) {
     const SweepRecord& sw = src.summary.sweep;
     const std::int64_t device_id = w.register_device(src.summary.device);
@@ -306,6 +308,9 @@ MergeOutcome merge_shards(const MergeOptions& o) {
   if (o.into.empty()) invalid("--into: expected the path of the merged database, got nothing");
   if (o.sources.empty()) invalid("expected at least one shard database after --into " + o.into + ", got none");
   if (fs::is_directory(o.into)) invalid("--into: expected a file path, got the directory '" + o.into + "'");
+  const fs::path folder = fs::path(o.into).parent_path();
+  if (!folder.empty() && !fs::is_directory(folder))
+    invalid("--into: expected a file in an existing folder, got '" + o.into + "' (no folder '" + folder.string() + "')");
   std::vector<Source> sources;
   for (const auto& path : o.sources) {
     std::error_code ec;

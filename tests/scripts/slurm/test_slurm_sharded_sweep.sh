@@ -128,8 +128,12 @@ ctld_pid=$!
 slurmd -D -N "$node" -f "$SLURM_CONF" >"$tmp/log/slurmd.out" 2>&1 &
 slurmd_pid=$!
 
-wait_until() {  # seconds command...: true once the command succeeds, false at the deadline
+# Every wait ends by this deadline, well inside ctest's TIMEOUT (600 s), so that the daemons are
+# always stopped by this script rather than left behind by a killed one.
+deadline=$((SECONDS + 480))
+wait_until() {  # seconds command...: true once the command succeeds, false at its deadline
   local end=$((SECONDS + $1))
+  ((end <= deadline)) || end=$deadline
   shift
   until "$@"; do
     ((SECONDS < end)) || return 1
