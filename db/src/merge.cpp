@@ -198,6 +198,7 @@ std::int64_t copy_results(Database& out, ResultsWriter& w, const Source& src, st
   ResultQuery q;
   q.sweep_id = src.summary.sweep.id;
   std::map<std::int64_t, std::int64_t> variant_ids, problem_ids;  // source id -> target id
+  const auto own_devices = result_devices(src.db, src.summary.sweep.id);
   Statement tag(out, "UPDATE results SET merged_shard_id = ?1 WHERE id = ?2");
   std::int64_t added = 0;
   for (const ResultRow& row : query_results(src.db, q)) {
@@ -218,6 +219,13 @@ std::int64_t copy_results(Database& out, ResultsWriter& w, const Source& src, st
     r.sweep_id = merged_sweep;
     r.variant_id = vid;
     r.problem_id = pid;
+    // A result measured on another GPU than its shard's keeps naming it.
+    r.device_id.reset();
+    if (const auto d = own_devices.find(row.result.id); d != own_devices.end()) {
+      DeviceRecord dev = d->second;
+      dev.id = 0;
+      r.device_id = w.register_device(dev);
+    }
     const auto samples = samples_of(src.db, row.result.id);
     const auto pm = pm_timeline_of(src.db, row.result.id);
     const auto ins = w.insert_result(r, samples, pm);
@@ -398,6 +406,16 @@ std::map<std::int64_t, int> result_shards(const Database& db, std::int64_t sweep
                   "WHERE r.sweep_id = ?1");
   s.bind(1, sweep_id);
   while (s.step()) out[s.int64(0)] = s.integer(1);
+  return out;
+}
+
+std::map<std::int64_t, DeviceRecord> result_devices(const Database& db, std::int64_t sweep_id) {
+  std::map<std::int64_t, DeviceRecord> out;
+  if (!has_table(db, "merged_shards")) return out;  // before schema 5: no results.device_id
+  Statement s(db, "SELECT r.id, " + prefixed("d", kDeviceColumns) +
+                      " FROM results r JOIN devices d ON d.id = r.device_id WHERE r.sweep_id = ?1");
+  s.bind(1, sweep_id);
+  while (s.step()) out[s.int64(0)] = read_device(s, 1);
   return out;
 }
 

@@ -41,10 +41,12 @@ struct Origins {
   std::optional<SweepShardRecord> shard;   // the sweep is shard I/N
   std::vector<ShardOrigin> merged;         // the sweep is a merge of these shards
   std::map<std::int64_t, int> result_shard;
+  std::map<std::int64_t, DeviceRecord> result_device;  // results measured on another GPU of the kind
 };
 
 Origins origins_of(const Database& db, std::int64_t sweep_id) {
-  return {sweep_shard(db, sweep_id), shard_origins(db, sweep_id), result_shards(db, sweep_id)};
+  return {sweep_shard(db, sweep_id), shard_origins(db, sweep_id), result_shards(db, sweep_id),
+          result_devices(db, sweep_id)};
 }
 
 std::vector<Column> report_columns(const Origins& origins) {
@@ -130,6 +132,15 @@ std::string header_text(const SweepSummary& s, const Origins& origins) {
   if (!origins.merged.empty())
     o << "merged from " << origins.merged.size() << " of " << origins.merged.front().shard.count
       << " shards (device above: the first shard's; each shard's below):\n" << describe_origins(origins.merged);
+  std::map<std::string, std::pair<std::string, int>> other_gpus;  // uuid -> (name, results)
+  for (const auto& [id, d] : origins.result_device) {
+    auto& [name, n] = other_gpus[d.uuid];
+    name = d.name;
+    ++n;
+  }
+  for (const auto& [uuid, named] : other_gpus)
+    o << named.second << " results measured on " << named.first << " " << uuid
+      << " (another GPU of the kind, after a resume)\n";
   return o.str();
 }
 

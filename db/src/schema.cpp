@@ -241,7 +241,8 @@ ALTER TABLE overrides_v4 RENAME TO overrides;
 // I of N of a sweep (`gdnlab sweep --shard I/N`); merged_shards lists the shards merged into a
 // sweep of a merged database, with the file, sweep and device each came from, and
 // results.merged_shard_id says which of them every merged result came from (NULL: measured by
-// the sweep itself). Added tables and a nullable column only: readers of the columns before it
+// the sweep itself); results.device_id names the GPU of a result measured on another GPU of
+// the sweep's kind after a resume (NULL: the sweep's, or its shard's, device). Added tables and a nullable column only: readers of the columns before it
 // read a version-5 file unchanged, and older files read as they are (kOldestReadableVersion).
 constexpr const char* kVersion5 = R"sql(
 CREATE TABLE sweep_shard (
@@ -270,6 +271,7 @@ CREATE TABLE merged_shards (
 ALTER TABLE results ADD COLUMN merged_shard_id INTEGER
   REFERENCES merged_shards (id) ON DELETE SET NULL;
 CREATE INDEX results_by_merged_shard ON results (merged_shard_id);
+ALTER TABLE results ADD COLUMN device_id INTEGER REFERENCES devices (id);
 )sql";
 
 // kMigrations[i] produces version i + 1.

@@ -83,12 +83,17 @@ std::optional<db::SweepSummary> find_same(const db::Database& db, const std::str
   return std::nullopt;
 }
 
-// Results of two devices or two builds are never mixed in one sweep.
-void check_same_provenance(const db::SweepSummary& s, std::int64_t device_id, std::int64_t build_id) {
-  if (s.sweep.device_id != device_id)
+// Results of two kinds of device or two builds are never mixed in one sweep. Another GPU of
+// the same kind (a requeued batch job lands on another node) continues it, and each result it
+// measures names that GPU (ResultRecord::device_id).
+void check_same_provenance(const db::SweepSummary& s, const db::DeviceRecord& device, std::int64_t build_id) {
+  if (s.sweep.device_id != device.id && !db::same_device_kind(s.device, device))
     throw std::invalid_argument("--resume: sweep " + std::to_string(s.sweep.id) + " ran on device '" + s.device.name +
-                                "' (" + s.device.uuid + ", driver " + s.device.driver_version +
-                                "); this device differs, and results of two devices are never mixed");
+                                "' (" + s.device.uuid + ", driver " + s.device.driver_version + ", " +
+                                std::to_string(s.device.sm_clock_mhz) + " MHz); this device ('" + device.name +
+                                "', " + device.uuid + ", driver " + device.driver_version + ", " +
+                                std::to_string(device.sm_clock_mhz) +
+                                " MHz) is of another kind, and results of two kinds of device are never mixed");
   if (s.sweep.build_id != build_id)
     throw std::invalid_argument("--resume: sweep " + std::to_string(s.sweep.id) + " was measured by build " +
                                 s.build.git_sha + " [" + s.build.flags +
@@ -242,6 +247,7 @@ class Engine {
 
   std::vector<std::size_t> runnable_;  // runnable variant indices: the strategy's variant axis
   ShardFilter shard_;                  // which of the strategy's trials this sweep measures
+  std::optional<std::int64_t> result_device_;  // resumed on another GPU of the kind: named per result
   std::size_t measured_ = 0;
   double outside_worker_ms_ = 0;
   std::vector<double> round_trips_, db_writes_;
@@ -315,6 +321,7 @@ class Engine {
     r.sweep_id = sweep_id_;
     r.variant_id = plan_.variants[v].record.id;
     r.problem_id = plan_.problems[p].record.id;
+    r.device_id = result_device_;
     const auto t0 = Clock::now();
     const auto ins = w_.insert_result(r, samples, pm);
     db_writes_.push_back(ms_since(t0));
@@ -369,14 +376,15 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
   if (o.resume) resumed = find_resumable(database, args, protocol);
   if (o.resume_or_start) resumed = find_same(database, args, protocol);
   db::ResultsWriter writer(database);
-  const auto device_id = writer.register_device(plan.device);
+  plan.device.id = writer.register_device(plan.device);
+  const auto device_id = plan.device.id;
   const auto build_id = writer.register_build(plan.build);
   for (auto& v : plan.variants) v.record.id = writer.register_variant(v.record);
   for (auto& p : plan.problems) p.record.id = writer.register_problem(p.record);
 
   SweepOutcome out;
   if (resumed) {
-    check_same_provenance(*resumed, device_id, build_id);
+    check_same_provenance(*resumed, plan.device, build_id);
     out.sweep_id = resumed->sweep.id;
     out.resumed = true;
     writer.set_sweep_status(out.sweep_id, db::SweepStatus::Running);
@@ -410,6 +418,7 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
     if (!v.runnable) ++rejected_pairs;
   ProgressLine progress(0, o.progress);
   Engine engine(o, plan, database, writer, out.sweep_id, pool, progress, out);
+  if (resumed && resumed->sweep.device_id != device_id) engine.result_device_ = device_id;
   for (std::size_t v = 0; v < plan.variants.size(); ++v)
     if (plan.variants[v].runnable) engine.runnable_.push_back(v);
   if (o.shard.sharded()) {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "gdn/db/database.hpp"
 #include "gdn/db/merge.hpp"
 #include "sweep_test_util.hpp"
 
@@ -121,4 +122,48 @@ TEST_F(ShardCli, BadShardArgumentsAreRefusedBeforeTheDatabase) {
   }
   EXPECT_EQ(run_command(replay_sweep_cmd(rec, db, "--resume --resume-or-start"), out), 2) << out;
   EXPECT_FALSE(std::filesystem::exists(db));
+}
+
+// A requeued task lands on another node: the shard continues on another GPU of the same kind,
+// and the results measured there name it; a GPU of another kind is refused.
+TEST_F(ShardCli, AShardResumesOnAnotherGpuOfTheSameKindAndNamesItPerResult) {
+  const auto db = dir + "/s.db";
+  const std::string cmd = replay_sweep_cmd(rec, db, "--shard 1/2 --resume-or-start");
+  ASSERT_EQ(run_command(cmd, out), 0) << out;
+  const auto n = all_results(db).size();
+  ASSERT_GT(n, 3u);
+  // As if the first run had stopped three results short on another GPU of the same kind.
+  auto interrupt = [&](const std::string& device_change) {
+    auto database = gdn::db::Database::open(db);
+    database.exec("DELETE FROM results WHERE id IN (SELECT id FROM results ORDER BY id DESC LIMIT 3)");
+    database.exec("UPDATE devices SET " + device_change + " WHERE id = (SELECT device_id FROM sweeps)");
+    database.exec("UPDATE sweeps SET status = 'interrupted'");
+  };
+  interrupt("uuid = 'GPU-another-node'");
+  ASSERT_EQ(run_command(cmd, out), 0) << out;
+  EXPECT_NE(out.find("(resumed)"), std::string::npos) << out;
+  EXPECT_NE(out.find("(3 committed now"), std::string::npos) << out;
+  EXPECT_EQ(all_results(db).size(), n);
+  std::int64_t sweep = 0;
+  all_results(db, &sweep);
+  {
+    const auto database = gdn::db::Database::open(db, {.create_if_missing = false, .read_only = true});
+    const auto devices = gdn::db::result_devices(database, sweep);
+    ASSERT_EQ(devices.size(), 3u);
+    for (const auto& [id, device] : devices) EXPECT_NE(device.uuid, "GPU-another-node");
+  }
+  ASSERT_EQ(run_command(gdnlab() + " report --db " + db, out), 0) << out;
+  EXPECT_NE(out.find("3 results measured on "), std::string::npos) << out;
+  // Merged, the three keep naming their GPU.
+  const auto merged = dir + "/merged.db";
+  ASSERT_EQ(run_command(gdnlab() + " merge --into " + merged + " " + db, out), 0) << out;
+  {
+    const auto database = gdn::db::Database::open(merged, {.create_if_missing = false, .read_only = true});
+    EXPECT_EQ(gdn::db::result_devices(database, 1).size(), 3u);
+  }
+  // Another kind of GPU (here: another model name) does not continue the sweep.
+  interrupt("name = 'NVIDIA H100 80GB HBM3'");
+  EXPECT_EQ(run_command(cmd, out), 2) << out;
+  EXPECT_NE(out.find("is of another kind, and results of two kinds of device are never mixed"), std::string::npos)
+      << out;
 }

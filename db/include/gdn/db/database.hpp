@@ -19,7 +19,8 @@ inline constexpr std::int32_t kApplicationId = 0x67646E6C;
 //   3: variants.roles also accepts 'column_warps' (the CHECK widened; table rebuilt)
 //   4: overrides.balance_bucket (the dispatch key's balance; -1 on the rows before it: any)
 //   5: sharded sweeps: sweep_shard (a sweep's --shard I/N), merged_shards and
-//      results.merged_shard_id (which shard and device each merged result came from)
+//      results.merged_shard_id (which shard and device each merged result came from), and
+//      results.device_id (a result measured on another GPU of the kind after a resume)
 inline constexpr int kSchemaVersion = 5;
 // The oldest schema version a read-only open reads as it is: the migrations after it widened
 // a CHECK and added an override column that readers of older files take as -1 (any), so every

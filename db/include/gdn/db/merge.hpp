@@ -72,6 +72,9 @@ struct ShardOrigin {
 std::vector<ShardOrigin> shard_origins(const Database& db, std::int64_t sweep_id);
 // Result id -> index of the shard it came from, for the results of a merged sweep.
 std::map<std::int64_t, int> result_shards(const Database& db, std::int64_t sweep_id);
+// Result id -> the GPU that measured it, for the results of a sweep measured on another GPU
+// than their sweep's (or shard's) own: after a resume on another GPU of the same kind.
+std::map<std::int64_t, DeviceRecord> result_devices(const Database& db, std::int64_t sweep_id);
 // One line per shard, "shard 2/4: 18 results from shards/2.sqlite (sweep 1, finished) on
 // NVIDIA H200 GPU-…"; "" when the sweep is not a merged one.
 std::string describe_origins(const std::vector<ShardOrigin>& origins);

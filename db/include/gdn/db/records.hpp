@@ -57,6 +57,9 @@ struct DeviceRecord {
   std::string driver_version;  // "580.65.06"
   std::string cuda_version;    // runtime, "13.0"
 };
+// Another GPU of the same kind: every field but id and uuid equal (model, clocks, memory,
+// driver, runtime). A sweep resumed on one records it per result (ResultRecord::device_id).
+bool same_device_kind(const DeviceRecord& a, const DeviceRecord& b);
 
 struct BuildRecord {
   std::int64_t id = 0;
@@ -175,6 +178,10 @@ struct ResultRecord {
   std::optional<int> registers;
   std::optional<int> shared_bytes;
   std::optional<int> local_bytes;        // spills (schema v2)
+  // Schema v5: the GPU that measured this result when it is not the sweep's own (a sweep
+  // resumed on another GPU of the same kind, as a requeued Slurm task is). Written by
+  // insert_result; read with result_devices() (merge.hpp), so files before v5 read unchanged.
+  std::optional<std::int64_t> device_id;
 };
 
 // One point of a PM-sampling timeline.
