@@ -6,11 +6,12 @@ Passes: fwd (scripts/shapes/fwd_anchors.csv), bwd (bwd_anchors.csv: the backward
 forward's intermediates) and train (the bwd_anchors.csv rows as one training step: the forward
 that saves for backward, then the backward, in one graph); --pass both = fwd,bwd; --pass all =
 fwd,bwd,train. Rows are joined with the published tables in bench/anchors/ (FlashQLA's H200
-table: FlashQLA, FlashInfer and FLA columns); no training-step figure is published, so train rows
-compare live figures only. Inputs: gdn.md section 5. Timer: CUDA-graph replay, median of --reps samples after --warmup replays; each
-library's first (eager) call per row absorbs Triton JIT and FLA's autotuning, which costs
-30-110 s per new head configuration (rows are grouped by head configuration, so once each).
-Set TRITON_CACHE_DIR to a carried folder to keep the autotuning between runs.
+table: FlashQLA, FlashInfer and FLA columns); no training-step figure is published, so train
+rows compare live figures only. Inputs: gdn.md section 5. Timer: CUDA-graph replay, median of
+--reps samples after --warmup replays; each library's first (eager) call per row absorbs Triton
+JIT and FLA's autotuning, which costs 30-110 s per new head configuration (rows are grouped by
+head configuration, so once each). Set TRITON_CACHE_DIR to a carried folder to keep the
+autotuning between runs.
 
 FlashQLA runs live where the flash_qla package imports (flash-qla + tilelang + z3, ~80 MB of
 wheels; TileLang compiles each new shape on its first call, ~20 s, inside the eager first call):
@@ -133,7 +134,7 @@ def nvidia_smi(query):
 def provenance(a, torch, fla_version, flashqla_note, gdn_version, train_path):
     import triton
     props = torch.cuda.get_device_properties(0)
-    return [
+    lines = [
         f"gdnlab peer benchmark, {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}",
         f"GPU: {props.name}, {props.multi_processor_count} SMs, "
         f"{props.total_memory / 2**30:.0f} GiB; clocks now (sm, mem, max sm): "
@@ -145,14 +146,17 @@ def provenance(a, torch, fla_version, flashqla_note, gdn_version, train_path):
         f"libgdn: {gdn_version}; git SHA: {git_sha(a)}",
         f"timing: CUDA-graph replay, median of {a.reps} after {a.warmup} warm-up replays, "
         f"eager first call per row; no L2 flush between replays (same for every library)",
-        f"training step (pass train): forward that saves for backward + backward in one graph; "
-        f"ours: {train_path or 'not timed'}; FLA: its chunk_gated_delta_rule_fwd then _bwd from "
-        f"the forward's outputs (its autograd's calls); FlashQLA (live): its autograd API",
         "inputs: gdn.md section 5 (l2norm q/k bf16, g = logsigmoid(randn)/16 with 25% of value "
         f"heads g = 0, beta = sigmoid(randn), h0 = randn, cu_seqlens always), seed {a.seed} + row",
         "published columns are raw (unscaled); flashqla_source says live or published",
         "command: " + " ".join(shlex.quote(x) for x in [sys.executable] + sys.argv),
     ]
+    if train_path:
+        lines.insert(-3, "training step (pass train): forward that saves for backward + backward "
+                     f"in one graph; ours: {train_path}; FLA: its chunk_gated_delta_rule_fwd then "
+                     "_bwd from the forward's outputs (its autograd's calls); FlashQLA (live): "
+                     "its autograd API")
+    return lines
 
 
 def relative_error(x, ref):

@@ -144,6 +144,7 @@ class BenchLoopTest(unittest.TestCase):
             self.assertIn("# GPU: FakeGPU, 132 SMs", text)
             self.assertIn("git SHA: abc123", text)
             self.assertIn("FLA: 0.5.0-fake", text)
+            self.assertNotIn("training step", text)  # said only where a train pass runs
             rows = {r["seqlens"]: r for r in report.read_csv(out)}
             self.assertEqual(len(rows), 19)
             big = rows["1x32768"]
