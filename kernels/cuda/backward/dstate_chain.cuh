@@ -17,8 +17,8 @@
 #pragma once
 
 #include "bwd_params.cuh"
-#include "fused_chunk_steps.cuh"
-#include "launch_smem.cuh"
+#include "forward/chunk_steps.cuh"
+#include "arch/launch_smem.cuh"
 
 namespace gdn::bwd {
 
