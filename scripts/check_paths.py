@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-TOP = ("kernels", "tuner", "profiler", "db", "gui", "scripts", "bench", "tests", "docs", "python",
-       "cmake", ".ci")
+TOP = ("kernels", "problems", "app", "tuner", "profiler", "db", "gui", "scripts", "bench", "tests", "docs",
+       "python", "cmake", ".ci")
 PATH = re.compile(r"(?<![\w./${}-])((?:%s)/[\w./*{},+-]*[\w*}/])" % "|".join(re.escape(t) for t in TOP))
 OUTSIDE = re.compile(r"\.\./shared/|(?<![\w/])(?:gdn|anchors|profiling|architecture)\.md\b")
 BINARY = (".sqlite", ".png", ".gz", ".so", ".a")

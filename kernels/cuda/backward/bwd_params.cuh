@@ -17,11 +17,12 @@
 //   dstate16  [max_chunks, Hv, K, V] 16-bit  dS' at each chunk's end
 //   dvin16    [Ttot, Hv, V]          16-bit  scale P^T dO (the chain's input)
 //   xq16      [max_chunks, Hv, K, V] 16-bit  scale Q^T diag(e) dO (the chain's input)
-//   dvnew16   [Ttot, Hv, V]          16-bit  gradient of V_new
+//   dvnew16   [Ttot, Hv, V]          16-bit  gradient of V_new, and dvnew16_lo its rounding
+//                                             residual (split precision for dAg)
 //   dq_h, dk_h [Ttot, Hv, K]         fp32    per-value-head dq, dk before the group sum
 #pragma once
 
-#include "fused_params.cuh"
+#include "forward/params.cuh"
 
 namespace gdn::bwd {
 
@@ -46,6 +47,7 @@ struct ChainParams {
   const uint16_t* t16;
   uint16_t* dstate16;
   uint16_t* dvnew16;
+  uint16_t* dvnew16_lo;  // dV_new - its 16-bit rounding, 16-bit (dAg's split precision)
   // Exact CP (segs != nullptr): the reverse chain runs per segment. Pass 1 (transition) walks
   // every segment but a sequence's first over the augmented gradient [M | N] (2K columns,
   // grid.z spans both): M from the identity without dO, N from zero (from dht on a sequence's
@@ -74,6 +76,7 @@ struct LocalParams {
   const uint16_t* states16;  // S^T per chunk
   const uint16_t* dstate16;
   const uint16_t* dvnew16;
+  const uint16_t* dvnew16_lo;
   float* dq_h;
   float* dk_h;
   float* dg;

@@ -2,11 +2,11 @@
 #include "bwd_chain_launch.cuh"
 #include "bwd_run.cuh"
 #include "chain_inputs.cuh"
-#include "fused_kernels.cuh"
-#include "fused_tensor_maps.cuh"
+#include "forward/kernels.cuh"
+#include "forward/tensor_maps.cuh"
 #include "local_grads.cuh"
-#include "staged_kernels.cuh"
-#include "staged_run.cuh"
+#include "staged/kernels.cuh"
+#include "staged/run.cuh"
 
 namespace gdn::bwd {
 namespace {
@@ -24,8 +24,8 @@ struct BwdWorkspace {
   fused::Segment* segs = nullptr;
   float* transfer = nullptr;
   float* starts = nullptr;
-  uint16_t *states16 = nullptr, *dstate16 = nullptr, *dvnew16 = nullptr, *dvin16 = nullptr,
-           *xq16 = nullptr;
+  uint16_t *states16 = nullptr, *dstate16 = nullptr, *dvnew16 = nullptr, *dvnew16_lo = nullptr,
+           *dvin16 = nullptr, *xq16 = nullptr;
   float *dq_h = nullptr, *dk_h = nullptr;
 };
 
@@ -49,6 +49,7 @@ BwdWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig
   w.states16 = c.take<uint16_t>(chunk_heads * kK * kV);
   w.dstate16 = c.take<uint16_t>(chunk_heads * kK * kV);
   w.dvnew16 = c.take<uint16_t>(d.Ttot * d.Hv * kV);
+  w.dvnew16_lo = c.take<uint16_t>(d.Ttot * d.Hv * kV);
   w.dvin16 = c.take<uint16_t>(d.Ttot * d.Hv * kV);
   w.xq16 = c.take<uint16_t>(chunk_heads * kK * kV);
   w.dq_h = c.take<float>(d.Ttot * d.Hv * kK);
@@ -161,6 +162,7 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   cp_params.t16 = w.t16_rows;
   cp_params.dstate16 = w.dstate16;
   cp_params.dvnew16 = w.dvnew16;
+  cp_params.dvnew16_lo = w.dvnew16_lo;
   if (cp == 0) {
     if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.block_v, d.num_seqs, kV, s);
   } else {
@@ -194,6 +196,7 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   lp.states16 = w.states16;
   lp.dstate16 = w.dstate16;
   lp.dvnew16 = w.dvnew16;
+  lp.dvnew16_lo = w.dvnew16_lo;
   lp.dq_h = w.dq_h;
   lp.dk_h = w.dk_h;
   lp.dg = a.dg;

@@ -9,14 +9,16 @@
 //   3. dW' = diag(beta) T^T dVn (depth 64) -> dv (= dW'), and -diag(e) dW' -> shared
 //   4. dS = e_last dS + Xq - K^T diag(e) dW'                   (128 x BV, depth 64)
 // The adjoint of the forward's chunk step: the same three dependent products (K., T^T., K^T.)
-// per chunk, transposed. The previous chunk's k and T stream in over a 2-stage cp.async ring
-// while this one computes; its gamma, beta, dVin and Xq fragments are prefetched into
-// registers. After a sequence's first chunk dS is dh0.
+// per chunk, transposed. The next chunk's k, T, dVin, Xq and gamma stream in over a 2-stage
+// cp.async ring while this one computes (a third stage, one CTA per SM, measured no faster at
+// 16/32 heads and slower where CP leaves many CTAs); the table entries are read a chunk ahead,
+// so that no load waits on another inside the loop, and the next chunk's beta is prefetched.
+// After a sequence's first chunk dS is dh0.
 #pragma once
 
 #include "bwd_params.cuh"
-#include "fused_chunk_steps.cuh"
-#include "launch_smem.cuh"
+#include "forward/chunk_steps.cuh"
+#include "arch/launch_smem.cuh"
 
 namespace gdn::bwd {
 
@@ -29,18 +31,18 @@ using fused::SmemTile16;
 inline constexpr int kChainThreads = 128;
 inline constexpr int kChainStages = 2;
 
-// Shared memory of one chain CTA. Per ring stage: k (64 x 128) and T (64 x 64), 16-bit, padded
-// rows; gamma (64 fp32). Then the chain buffers: dS' (128 x BV), dVn and -diag(e) dW'
-// (64 x BV each), 16-bit. 74 KB at BV = 32, 91 KB at 64: two CTAs per SM.
+// Shared memory of one chain CTA. Per ring stage: k (64 x 128), T (64 x 64), dVin (64 x BV) and
+// Xq (128 x BV), 16-bit, padded rows; gamma (64 fp32). Then the chain buffers: dS' (128 x BV),
+// dVn and -diag(e) dW' (64 x BV each), 16-bit. 105 KB at BV = 32: two CTAs per SM.
 template <int BV>
 struct ChainSmem {
   static constexpr int kLdV = BV + 8;
   static constexpr size_t kKBytes = size_t(kC) * fused::kLdQK * 2;
   static constexpr size_t kVBytes = size_t(kC) * kLdV * 2;
   static constexpr size_t kTBytes = size_t(kC) * fused::kLdT * 2;
-  static constexpr size_t kGateBytes = size_t(kC) * 4;
-  static constexpr size_t kStageBytes = kKBytes + kTBytes + kGateBytes;
   static constexpr size_t kStateBytes = size_t(kK) * kLdV * 2;
+  static constexpr size_t kGateBytes = size_t(kC) * 4;
+  static constexpr size_t kStageBytes = kKBytes + kTBytes + kVBytes + kStateBytes + kGateBytes;
   static constexpr size_t kChainOffset = kChainStages * kStageBytes;
   static constexpr size_t bytes() { return kChainOffset + kStateBytes + 2 * kVBytes; }
 
@@ -52,8 +54,14 @@ struct ChainSmem {
   __device__ __forceinline__ SmemTile16 t(int s) const {
     return {reinterpret_cast<uint16_t*>(stage(s) + kKBytes), fused::kLdT};
   }
+  __device__ __forceinline__ SmemTile16 dvin(int s) const {
+    return {reinterpret_cast<uint16_t*>(stage(s) + kKBytes + kTBytes), kLdV};
+  }
+  __device__ __forceinline__ SmemTile16 xq(int s) const {
+    return {reinterpret_cast<uint16_t*>(stage(s) + kKBytes + kTBytes + kVBytes), kLdV};
+  }
   __device__ __forceinline__ float* gam(int s) const {
-    return reinterpret_cast<float*>(stage(s) + kKBytes + kTBytes);
+    return reinterpret_cast<float*>(stage(s) + kKBytes + kTBytes + kVBytes + kStateBytes);
   }
   __device__ __forceinline__ SmemTile16 ds16() const {
     return {reinterpret_cast<uint16_t*>(base + kChainOffset), kLdV};
@@ -66,14 +74,15 @@ struct ChainSmem {
   }
 };
 
-// cp.async loads of one chunk into ring stage s: k (the v-head's q/k head) and T. Rows past the
-// chunk's end are zero-filled.
+// cp.async loads of chunk `chunk` (table entry ci) into ring stage s: k (the v-head's q/k head),
+// T, the dVin and Xq blocks (zeros without dO: the M columns of CP pass 1) and gamma (padded
+// rows repeat the last valid one). Rows past the chunk's end are zero-filled.
 template <int BV, class Elem>
 __device__ __forceinline__ void issue_chain_loads(const ChainParams& p, const ChainSmem<BV>& sm,
-                                                  int64_t chunk, int s, int h) {
+                                                  int64_t chunk, const ChunkInfo& ci, int s, int h,
+                                                  int v0, bool with_do) {
   const Dims& d = p.d;
   const int kh = h / d.group;
-  const ChunkInfo ci = p.table[chunk];
   const Elem* kbase = static_cast<const Elem*>(p.k);
   for (int e = threadIdx.x; e < kC * (kK / 8); e += kChainThreads) {
     const int r = e / (kK / 8), c = (e % (kK / 8)) * 8;
@@ -86,47 +95,24 @@ __device__ __forceinline__ void issue_chain_loads(const ChainParams& p, const Ch
     const int r = e / (kC / 8), c = (e % (kC / 8)) * 8;
     fused::cp_async_16(sm.t(s).at(r, c), tsrc + r * kC + c, 16);
   }
-}
-
-// This thread's fragments of a chunk's dVin (chunk rows ra, rb; 0 past the chunk's end) and Xq
-// (its dS rows), as 16-bit pairs; zeros without dO (the M columns of CP pass 1).
-template <int NT>
-struct ChainInputs {
-  uint32_t dvin[NT][2];
-  uint32_t xq[2][NT][2];
-};
-
-template <int NT>
-__device__ __forceinline__ void load_chain_inputs(ChainInputs<NT>& in, const ChainParams& p,
-                                                  int64_t chunk, int h, int v0, int warp, int g,
-                                                  int t, bool with_do) {
-  const Dims& d = p.d;
-  const ChunkInfo ci = p.table[chunk];
-  const int ra = 16 * warp + g, rb = ra + 8;
-  const uint32_t* dvin = reinterpret_cast<const uint32_t*>(p.dvin16);
-  const uint32_t* xq = reinterpret_cast<const uint32_t*>(p.xq16 + (chunk * d.Hv + h) * int64_t(kK * kV));
-#pragma unroll
-  for (int nj = 0; nj < NT; ++nj) {
-    const int col = v0 + 8 * nj + 2 * t;
-    in.dvin[nj][0] = with_do && ra < ci.len ? dvin[(((ci.tok_begin + ra) * d.Hv + h) * kV + col) / 2] : 0u;
-    in.dvin[nj][1] = with_do && rb < ci.len ? dvin[(((ci.tok_begin + rb) * d.Hv + h) * kV + col) / 2] : 0u;
-#pragma unroll
-    for (int mi = 0; mi < 2; ++mi) {
-      const int row = 32 * warp + 16 * mi + g;
-      in.xq[mi][nj][0] = with_do ? xq[(row * kV + col) / 2] : 0u;
-      in.xq[mi][nj][1] = with_do ? xq[((row + 8) * kV + col) / 2] : 0u;
-    }
+  for (int e = threadIdx.x; e < kC * (BV / 8); e += kChainThreads) {
+    const int r = e / (BV / 8), c = (e % (BV / 8)) * 8;
+    const bool valid = with_do && r < ci.len;
+    const int64_t off = ((ci.tok_begin + (valid ? r : 0)) * d.Hv + h) * kV + v0 + c;
+    fused::cp_async_16(sm.dvin(s).at(r, c), p.dvin16 + off, valid ? 16 : 0);
+  }
+  const uint16_t* xsrc = p.xq16 + (chunk * d.Hv + h) * int64_t(kK * kV) + v0;
+  for (int e = threadIdx.x; e < kK * (BV / 8); e += kChainThreads) {
+    const int r = e / (BV / 8), c = (e % (BV / 8)) * 8;
+    fused::cp_async_16(sm.xq(s).at(r, c), xsrc + r * kV + c, with_do ? 16 : 0);
+  }
+  if (threadIdx.x < kC) {
+    const int r = threadIdx.x, rr = r < ci.len ? r : ci.len - 1;
+    fused::cp_async_4(sm.gam(s) + r, p.gcum + (ci.tok_begin + rr) * d.Hv + h);
   }
 }
 
-__device__ __forceinline__ float chain_gamma(const ChainParams& p, int64_t chunk, int h, int r) {
-  const ChunkInfo ci = p.table[chunk];
-  const int rr = r < ci.len ? r : ci.len - 1;
-  return p.gcum[(ci.tok_begin + rr) * p.d.Hv + h];
-}
-
-__device__ __forceinline__ float chain_beta(const ChainParams& p, int64_t chunk, int h, int r) {
-  const ChunkInfo ci = p.table[chunk];
+__device__ __forceinline__ float chain_beta(const ChainParams& p, const ChunkInfo& ci, int h, int r) {
   return r < ci.len ? staged::load_beta(p.beta, (ci.tok_begin + r) * p.d.Hv + h, p.d) : 0.f;
 }
 
@@ -174,17 +160,17 @@ __global__ void __launch_bounds__(kChainThreads, 2) dstate_chain_kernel(ChainPar
   });
 
   const int64_t first = seg.chunk_begin, last = seg.chunk_end;
-  if (last > first) issue_chain_loads<BV, Elem>(p, sm, last - 1, 0, h);
-  ChainInputs<NT> in{}, in_next{};
-  if (last > first) load_chain_inputs<NT>(in, p, last - 1, h, v0, warp, g, t, !m_part);
-  fused::cp_async_commit();
   const int r0 = 16 * warp, ra = r0 + g, rb = ra + 8;
-  float gam_next = 0.f, beta_a = 0.f, beta_b = 0.f;
-  if (last > first) {
-    if (threadIdx.x < kC) sm.gam(0)[threadIdx.x] = chain_gamma(p, last - 1, h, threadIdx.x);
-    beta_a = chain_beta(p, last - 1, h, ra);
-    beta_b = chain_beta(p, last - 1, h, rb);
-  }
+  // Table entries: of the chunk in hand, of the next one (its loads are issued this iteration)
+  // and of the one after (read now, used next iteration).
+  // Table entries of the chunk in hand (cur) and of the next one (n1, whose loads this
+  // iteration issues; read an iteration before they are needed).
+  ChunkInfo cur = last > first ? p.table[last - 1] : ChunkInfo{};
+  ChunkInfo n1 = last - 1 > first ? p.table[last - 2] : ChunkInfo{};
+  if (last > first) issue_chain_loads<BV, Elem>(p, sm, last - 1, cur, 0, h, v0, !m_part);
+  fused::cp_async_commit();
+  float beta_a = 0.f, beta_b = 0.f;
+  if (last > first) beta_a = chain_beta(p, cur, h, ra), beta_b = chain_beta(p, cur, h, rb);
   const SmemTile16 sDS = sm.ds16(), sDvn = sm.dvn(), sEdw = sm.e_dw();
 
   for (int64_t c = last - 1; c >= first; --c) {
@@ -192,14 +178,15 @@ __global__ void __launch_bounds__(kChainThreads, 2) dstate_chain_kernel(ChainPar
     const int s = it % kChainStages;
     fused::cp_async_wait(0);
     __syncthreads();  // chunk c landed; every reader of the other stage and the chain buffers done
-    if (c - 1 >= first) issue_chain_loads<BV, Elem>(p, sm, c - 1, (it + 1) % kChainStages, h);
+    if (c - 1 >= first)
+      issue_chain_loads<BV, Elem>(p, sm, c - 1, n1, (it + 1) % kChainStages, h, v0, !m_part);
     fused::cp_async_commit();
-    if (c - 1 >= first) load_chain_inputs<NT>(in_next, p, c - 1, h, v0, warp, g, t, !m_part);
-    if (threadIdx.x < kC && c - 1 >= first) gam_next = chain_gamma(p, c - 1, h, threadIdx.x);
     const float ba = beta_a, bb = beta_b;
-    if (c - 1 >= first) beta_a = chain_beta(p, c - 1, h, ra), beta_b = chain_beta(p, c - 1, h, rb);
-    const ChunkInfo ci = p.table[c];
-    const SmemTile16 sK = sm.k(s), sT = sm.t(s);
+    if (c - 1 >= first) beta_a = chain_beta(p, n1, h, ra), beta_b = chain_beta(p, n1, h, rb);
+    const ChunkInfo ci_here = cur;
+    cur = n1;
+    if (c - 2 >= first) n1 = p.table[c - 2];
+    const SmemTile16 sK = sm.k(s), sT = sm.t(s), sIn = sm.dvin(s), sXq = sm.xq(s);
     const float* gam = sm.gam(s);
     const float glast = gam[kC - 1];
 
@@ -227,16 +214,30 @@ __global__ void __launch_bounds__(kChainThreads, 2) dstate_chain_kernel(ChainPar
     {
       const float fa = expf(glast - ga), fb = expf(glast - gb);
       uint32_t* dvn = reinterpret_cast<uint32_t*>(p.dvnew16);
+      uint32_t* dvn_lo = reinterpret_cast<uint32_t*>(p.dvnew16_lo);
 #pragma unroll
       for (int nj = 0; nj < NT; ++nj) {
         const int col = 8 * nj + 2 * t;
-        const float2 ia = Ops::unpack(in.dvin[nj][0]), ib = Ops::unpack(in.dvin[nj][1]);
-        const uint32_t xa = Ops::pack(ia.x + fa * Y[nj][0], ia.y + fa * Y[nj][1]);
-        const uint32_t xb = Ops::pack(ib.x + fb * Y[nj][2], ib.y + fb * Y[nj][3]);
+        const float2 ia = Ops::unpack(sIn.pair(ra, col)), ib = Ops::unpack(sIn.pair(rb, col));
+        const float a0 = ia.x + fa * Y[nj][0], a1 = ia.y + fa * Y[nj][1];
+        const float b0 = ib.x + fb * Y[nj][2], b1 = ib.y + fb * Y[nj][3];
+        const uint32_t xa = Ops::pack(a0, a1), xb = Ops::pack(b0, b1);
         sDvn.pair(ra, col) = xa;
         sDvn.pair(rb, col) = xb;
-        if (outputs && ra < ci.len) dvn[(((ci.tok_begin + ra) * d.Hv + h) * kV + v0 + col) / 2] = xa;
-        if (outputs && rb < ci.len) dvn[(((ci.tok_begin + rb) * d.Hv + h) * kV + v0 + col) / 2] = xb;
+        if (outputs) {
+          // dV_new and its rounding residual (the local kernel's dAg in split precision).
+          const float2 ha = Ops::unpack(xa), hb = Ops::unpack(xb);
+          const int64_t ia_off = (((ci_here.tok_begin + ra) * d.Hv + h) * kV + v0 + col) / 2;
+          const int64_t ib_off = (((ci_here.tok_begin + rb) * d.Hv + h) * kV + v0 + col) / 2;
+          if (ra < ci_here.len) {
+            dvn[ia_off] = xa;
+            dvn_lo[ia_off] = Ops::pack(a0 - ha.x, a1 - ha.y);
+          }
+          if (rb < ci_here.len) {
+            dvn[ib_off] = xb;
+            dvn_lo[ib_off] = Ops::pack(b0 - hb.x, b1 - hb.y);
+          }
+        }
       }
     }
     __syncthreads();  // all of dVn is in shared memory
@@ -262,8 +263,8 @@ __global__ void __launch_bounds__(kChainThreads, 2) dstate_chain_kernel(ChainPar
       for (int nj = 0; nj < NT; ++nj) {
         const int col = 8 * nj + 2 * t;
         const float w0 = ba * W[nj][0], w1 = ba * W[nj][1], w2 = bb * W[nj][2], w3 = bb * W[nj][3];
-        if (outputs && ra < ci.len) dv[(((ci.tok_begin + ra) * d.Hv + h) * kV + v0 + col) / 2] = Ops::pack(w0, w1);
-        if (outputs && rb < ci.len) dv[(((ci.tok_begin + rb) * d.Hv + h) * kV + v0 + col) / 2] = Ops::pack(w2, w3);
+        if (outputs && ra < ci_here.len) dv[(((ci_here.tok_begin + ra) * d.Hv + h) * kV + v0 + col) / 2] = Ops::pack(w0, w1);
+        if (outputs && rb < ci_here.len) dv[(((ci_here.tok_begin + rb) * d.Hv + h) * kV + v0 + col) / 2] = Ops::pack(w2, w3);
         sEdw.pair(ra, col) = Ops::pack(-ea * w0, -ea * w1);
         sEdw.pair(rb, col) = Ops::pack(-eb * w2, -eb * w3);
       }
@@ -276,7 +277,8 @@ __global__ void __launch_bounds__(kChainThreads, 2) dstate_chain_kernel(ChainPar
     for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
       for (int nj = 0; nj < NT; ++nj) {
-        const float2 x0 = Ops::unpack(in.xq[mi][nj][0]), x1 = Ops::unpack(in.xq[mi][nj][1]);
+        const int row = 32 * warp + 16 * mi + g, col = 8 * nj + 2 * t;
+        const float2 x0 = Ops::unpack(sXq.pair(row, col)), x1 = Ops::unpack(sXq.pair(row + 8, col));
         S[mi][nj][0] = fmaf(S[mi][nj][0], elast, x0.x);
         S[mi][nj][1] = fmaf(S[mi][nj][1], elast, x0.y);
         S[mi][nj][2] = fmaf(S[mi][nj][2], elast, x1.x);
@@ -298,8 +300,6 @@ __global__ void __launch_bounds__(kChainThreads, 2) dstate_chain_kernel(ChainPar
         }
       }
     }
-    in = in_next;
-    if (threadIdx.x < kC && c - 1 >= first) sm.gam((it + 1) % kChainStages)[threadIdx.x] = gam_next;
   }
 
   if (transition) {

@@ -124,6 +124,19 @@ __device__ __forceinline__ void load_state_tile(const SmemTile16& dst, const uin
   }
 }
 
+// Row sums minus column sums of a 64 x 64 fp32 scratch matrix m (row stride kLdF) into out[r]
+// (set, or added with kAccumulate), by all 256 threads: 4 per row, each over 16 entries, reduced over the 4 in a fixed order.
+template <bool kAccumulate>
+__device__ __forceinline__ void rows_minus_columns(const float* m, float* out) {
+  const int r = threadIdx.x / 4, part = threadIdx.x % 4;
+  float acc = 0.f;
+#pragma unroll 4
+  for (int j = 16 * part; j < 16 * part + 16; ++j) acc += m[r * kLdF + j] - m[j * kLdF + r];
+  acc += __shfl_xor_sync(0xffffffffu, acc, 1);
+  acc += __shfl_xor_sync(0xffffffffu, acc, 2);
+  if (part == 0) out[r] = kAccumulate ? out[r] + acc : acc;
+}
+
 template <class Elem>
 __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalParams p) {
   using Ops = fused::ElemOps<Elem>;
@@ -132,7 +145,7 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
   const ChunkInfo ci = p.table[chunk];
   if (ci.len == 0) return;
   const int h = blockIdx.y, kh = h / d.group;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, t = lane % 4;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int rm = 16 * (warp % 4), wc = warp / 4, cn = 64 * wc, cq = 32 * wc;
   extern __shared__ __align__(128) char smem_raw[];
   const LocalSmem sm{smem_raw};
@@ -141,16 +154,15 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
   const SmemTile16 sS = sm.s(), sDS = sm.ds(), sQ = sm.rows(0), sK = sm.rows(1),
                    sDO = sm.rows(2), sVN = sm.rows(3), sDVN = sm.rows(4), sW = sm.rows(5),
                    sDW = sm.rows(6), sT = sm.t(), sTb = sm.t_beta();
+  // In S^T's bytes once its last readers are done: the low halves of W' and dV_new.
+  const SmemTile16 sWlo = sm.s_half(0), sDVNlo = sm.s_half(1);
 
+  // Loads in the order of first use, one cp.async group each, waited for just before it: the
+  // later tiles land while the first products run.
   const int64_t state_off = (chunk * d.Hv + h) * int64_t(kK * kV);
-  load_state_tile(sS, p.states16 + state_off);
-  load_state_tile(sDS, p.dstate16 + state_off);
-  load_token_tile<Elem>(sQ, p.q, ci, d.Hk, kh);
   load_token_tile<Elem>(sK, p.k, ci, d.Hk, kh);
-  load_token_tile<Elem>(sDO, p.d_o, ci, d.Hv, h);
-  load_token_tile<uint16_t>(sDVN, p.dvnew16, ci, d.Hv, h);
+  load_state_tile(sS, p.states16 + state_off);
   load_token_tile<Elem>(sW, p.v, ci, d.Hv, h);
-  load_token_tile<Elem>(sDW, p.dv, ci, d.Hv, h);
   {
     const uint16_t* tsrc = p.t16 + (chunk * d.Hv + h) * int64_t(kC * kC);
     for (int e = threadIdx.x; e < kC * (kC / 8); e += kLocalThreads) {
@@ -158,21 +170,26 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
       fused::cp_async_16(sT.at(r, c), tsrc + r * kC + c, 16);
     }
   }
-  fused::cp_async_commit();
+  fused::cp_async_commit();  // group 1: k, S^T, v, T
+  load_token_tile<Elem>(sDO, p.d_o, ci, d.Hv, h);
+  load_token_tile<Elem>(sQ, p.q, ci, d.Hk, kh);
+  load_token_tile<Elem>(sDW, p.dv, ci, d.Hv, h);
+  fused::cp_async_commit();  // group 2: dO, q, dW'
+  load_state_tile(sDS, p.dstate16 + state_off);
+  load_token_tile<uint16_t>(sDVN, p.dvnew16, ci, d.Hv, h);
+  fused::cp_async_commit();  // group 3: dS', dV_new (high halves)
   if (threadIdx.x < kC) {
     const int r = threadIdx.x;
     const int rr = r < ci.len ? r : ci.len - 1;  // padded rows repeat the last gamma
-    vec.gam[r] = p.gcum[(ci.tok_begin + rr) * d.Hv + h];
+    const float gam = p.gcum[(ci.tok_begin + rr) * d.Hv + h];
+    const float glast = p.gcum[(ci.tok_begin + ci.len - 1) * d.Hv + h];
+    vec.gam[r] = gam;
+    vec.e[r] = expf(gam);
+    vec.f[r] = expf(glast - gam);
     vec.beta[r] = r < ci.len ? staged::load_beta(p.beta, (ci.tok_begin + r) * d.Hv + h, d) : 0.f;
   }
-  __syncthreads();
-  if (threadIdx.x < kC) {
-    const int r = threadIdx.x;
-    vec.e[r] = expf(vec.gam[r]);
-    vec.f[r] = expf(vec.gam[kC - 1] - vec.gam[r]);
-  }
-  fused::cp_async_wait(0);
-  __syncthreads();
+  fused::cp_async_wait_groups<2>();
+  __syncthreads();  // group 1 and the vectors
   for (int e = threadIdx.x; e < kC * (kC / 2); e += kLocalThreads) {
     const int r = e / (kC / 2), c = (e % (kC / 2)) * 2;
     const float2 x = Ops::unpack(sT.pair(r, c));
@@ -181,20 +198,24 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
 
   // ---- A. the products with S and dS' ------------------------------------------------------
   float dq[8][4] = {}, dk[8][4] = {};
-  {
-    // W' = V - diag(e) K S, in place of V (each thread rewrites the elements it read).
-    float ks[8][4] = {};
-    gemm_a_bnk<8, Elem>(ks, sK, rm, sS, cn, kK);
+  // W' = V - diag(e) K S: its 16-bit high part in place of V (each thread rewrites the elements
+  // it read); the fp32 values stay in registers until S^T's bytes are free for the low part.
+  float wp[8][4] = {};
+  gemm_a_bnk<8, Elem>(wp, sK, rm, sS, cn, kK);
 #pragma unroll
-    for (int nj = 0; nj < 8; ++nj) {
-      const int col = cn + 8 * nj + 2 * (lane % 4);
-      const int ra = rm + lane / 4, rb = ra + 8;
-      const float2 va = Ops::unpack(sW.pair(ra, col)), vb = Ops::unpack(sW.pair(rb, col));
-      sW.pair(ra, col) = Ops::pack(va.x - vec.e[ra] * ks[nj][0], va.y - vec.e[ra] * ks[nj][1]);
-      sW.pair(rb, col) = Ops::pack(vb.x - vec.e[rb] * ks[nj][2], vb.y - vec.e[rb] * ks[nj][3]);
-    }
+  for (int nj = 0; nj < 8; ++nj) {
+    const int col = cn + 8 * nj + 2 * t;
+    const int ra = rm + g, rb = ra + 8;
+    const float2 va = Ops::unpack(sW.pair(ra, col)), vb = Ops::unpack(sW.pair(rb, col));
+    wp[nj][0] = va.x - vec.e[ra] * wp[nj][0];
+    wp[nj][1] = va.y - vec.e[ra] * wp[nj][1];
+    wp[nj][2] = vb.x - vec.e[rb] * wp[nj][2];
+    wp[nj][3] = vb.y - vec.e[rb] * wp[nj][3];
+    sW.pair(ra, col) = Ops::pack(wp[nj][0], wp[nj][1]);
+    sW.pair(rb, col) = Ops::pack(wp[nj][2], wp[nj][3]);
   }
-  __syncthreads();  // W' and T diag(beta) complete
+  fused::cp_async_wait_groups<1>();
+  __syncthreads();  // W' high part, T diag(beta) and group 2 complete
   {
     // V_new = (T diag(beta)) W'.
     float vn[8][4] = {};
@@ -205,21 +226,14 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
   gemm_a_bkn<8, Elem, false>(dq, sDO, rm, sS, cn, kV);
   row_dot<8, Elem>(dq, sQ, rm, cn, vec.rs_qs[wc]);
   each<8>(dq, rm, cn, [&](float& x, int r, int) { x *= d.scale * vec.e[r]; });
-  __syncthreads();  // V_new complete
-  // G2 = V_new dS'^T -> dk = diag(f) G2; (K o G2) 1.
-  gemm_a_bnk<8, Elem>(dk, sVN, rm, sDS, cn, kV);
-  row_dot<8, Elem>(dk, sK, rm, cn, vec.rs_kds[wc]);
-  each<8>(dk, rm, cn, [&](float& x, int r, int) { x *= vec.f[r]; });
   {
-    // G3 = dW' S^T -> dk -= diag(e) G3; (K o G3) 1.
-    float g3[8][4] = {};
-    gemm_a_bkn<8, Elem, false>(g3, sDW, rm, sS, cn, kV);
-    row_dot<8, Elem>(g3, sK, rm, cn, vec.rs_ksw[wc]);
-#pragma unroll
-    for (int nj = 0; nj < 8; ++nj)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) dk[nj][e] -= vec.e[rm + lane / 4 + (e >= 2 ? 8 : 0)] * g3[nj][e];
+    // G3 = dW' S^T -> dk = -diag(e) G3; (K o G3) 1.
+    gemm_a_bkn<8, Elem, false>(dk, sDW, rm, sS, cn, kV);
+    row_dot<8, Elem>(dk, sK, rm, cn, vec.rs_ksw[wc]);
+    each<8>(dk, rm, cn, [&](float& x, int r, int) { x *= -vec.e[r]; });
   }
+  fused::cp_async_wait_groups<0>();
+  __syncthreads();  // V_new complete; group 3 landed
   {
     // <S, dS'>, in a fixed order.
     float sdot = 0.f;
@@ -233,12 +247,37 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
     for (int off = 16; off > 0; off >>= 1) sdot += __shfl_xor_sync(0xffffffffu, sdot, off);
     if (lane == 0) vec.sdot[warp] = sdot;
   }
-  __syncthreads();  // W' complete
-
+  __syncthreads();  // S^T's last readers done
+  // The low halves: dV_new's from the chain's second plane, W''s from the registers.
+  load_token_tile<uint16_t>(sDVNlo, p.dvnew16_lo, ci, d.Hv, h);
+  fused::cp_async_commit();
+#pragma unroll
+  for (int nj = 0; nj < 8; ++nj) {
+    const int col = cn + 8 * nj + 2 * t;
+    const float2 ha = Ops::unpack(sW.pair(rm + g, col)), hb = Ops::unpack(sW.pair(rm + g + 8, col));
+    sWlo.pair(rm + g, col) = Ops::pack(wp[nj][0] - ha.x, wp[nj][1] - ha.y);
+    sWlo.pair(rm + g + 8, col) = Ops::pack(wp[nj][2] - hb.x, wp[nj][3] - hb.y);
+  }
+  {
+    // G2 = V_new dS'^T -> dk += diag(f) G2; (K o G2) 1.
+    float g2[8][4] = {};
+    gemm_a_bnk<8, Elem>(g2, sVN, rm, sDS, cn, kV);
+    row_dot<8, Elem>(g2, sK, rm, cn, vec.rs_kds[wc]);
+#pragma unroll
+    for (int nj = 0; nj < 8; ++nj)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dk[nj][e] += vec.f[rm + g + (e >= 2 ? 8 : 0)] * g2[nj][e];
+  }
   float dp[4][4] = {}, dag[4][4] = {}, qk[4][4] = {};
   gemm_a_bnk<4, Elem>(dp, sDO, rm, sVN, cq, kV);
-  gemm_a_bnk<4, Elem>(dag, sDVN, rm, sW, cq, kV);
   gemm_a_bnk<4, Elem>(qk, sQ, rm, sK, cq, kK);
+  fused::cp_async_wait_groups<0>();
+  __syncthreads();  // both low halves complete
+  // dAg = dV_new W'^T in split precision (hi hi + hi lo + lo hi): dbeta of a short chunk is a
+  // single dot product of these two, whose rounding would otherwise show in full.
+  gemm_a_bnk<4, Elem>(dag, sDVN, rm, sW, cq, kV);
+  gemm_a_bnk<4, Elem>(dag, sDVN, rm, sWlo, cq, kV);
+  gemm_a_bnk<4, Elem>(dag, sDVNlo, rm, sW, cq, kV);
   __syncthreads();  // S, dS' and the row tiles 2..6 are free
 
   // ---- B. the 64 x 64 products ---------------------------------------------------------------
@@ -250,7 +289,7 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
     x = i >= j ? d.scale * x * expf(vec.gam[i] - vec.gam[j]) : 0.f;
   });
   {
-    const int g = lane / 4;
+
 #pragma unroll
     for (int nj = 0; nj < 4; ++nj)
 #pragma unroll
@@ -265,16 +304,19 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
   store16<4, Elem>(sDT, dag, rm, cq);
   __syncthreads();
 
-  if (threadIdx.x < kC) {
-    const int r = threadIdx.x;
-    float gsum = 0.f, b = 0.f;
-    for (int j = 0; j < kC; ++j) gsum += m3[r * kLdF + j] - m3[j * kLdF + r];
-    for (int i = 0; i < kC; ++i) {
+  rows_minus_columns<false>(m3, vec.dgam);
+  {
+    // dbeta_r = sum_i dAg[i][r] T[i][r]: 4 threads per column, 16 rows each, fixed order.
+    const int r = threadIdx.x / 4, part = threadIdx.x % 4;
+    float b = 0.f;
+#pragma unroll 4
+    for (int i = 16 * part; i < 16 * part + 16; ++i) {
       const float2 pair = Ops::unpack(sT.pair(i, r & ~1));
       b = fmaf(m1[i * kLdF + r], (r & 1) ? pair.y : pair.x, b);
     }
-    vec.dgam[r] = gsum;
-    vec.dbeta[r] = b;
+    b += __shfl_xor_sync(0xffffffffu, b, 1);
+    b += __shfl_xor_sync(0xffffffffu, b, 2);
+    if (part == 0) vec.dbeta[r] = b;
   }
   {
     float x[4][4] = {};
@@ -289,7 +331,7 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
     float da[4][4] = {}, kk[4][4] = {};
     gemm_a_bnk<4, Elem>(da, sX, rm, sT, cq, kC);  // X T^T
     gemm_a_bnk<4, Elem>(kk, sK, rm, sK, cq, kK);  // K K^T
-    const int g = lane / 4;
+
     float rba = 0.f, rbb = 0.f;
 #pragma unroll
     for (int nj = 0; nj < 4; ++nj)
@@ -323,14 +365,13 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
 
   gemm_a_bkn<8, Elem, false>(dk, sZ, rm, sK, cn, kC);  // dk += Z K
   gemm_a_bkn<8, Elem, true>(dk, sZ, rm, sK, cn, kC);   // dk += Z^T K
+  rows_minus_columns<true>(m2, vec.dgam);
+  __syncthreads();
   if (threadIdx.x < kC) {
     const int r = threadIdx.x;
-    float gsum = 0.f;
-    for (int j = 0; j < kC; ++j) gsum += m2[r * kLdF + j] - m2[j * kLdF + r];
     const float rs_qs = vec.rs_qs[0][r] + vec.rs_qs[1][r];
     const float rs_ksw = vec.rs_ksw[0][r] + vec.rs_ksw[1][r];
-    gsum += d.scale * vec.e[r] * rs_qs - vec.e[r] * rs_ksw;
-    vec.dgam[r] += gsum;
+    vec.dgam[r] += d.scale * vec.e[r] * rs_qs - vec.e[r] * rs_ksw;
     vec.dbeta[r] += vec.db_rows[0][r] + vec.db_rows[1][r];
   }
   __syncthreads();
@@ -354,7 +395,7 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
     p.dg[gi] = vec.dgam[r] + vec.fsum[r];
     staged::store_beta(p.dbeta, gi, vec.dbeta[r], d);
   }
-  const int g = lane / 4;
+
 #pragma unroll
   for (int nj = 0; nj < 8; ++nj) {
     const int col = cn + 8 * nj + 2 * t;

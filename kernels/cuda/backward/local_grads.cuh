@@ -6,6 +6,7 @@
 // 32 (w / 4) .. +31). With e = exp(gamma), f = exp(gamma_last - gamma), Gam[i][j] =
 // exp(gamma_i - gamma_j) (i >= j):
 //   A. W' = V - diag(e) K S                       (64 x 128, depth 128) -> shared, in V's place
+//      (its 16-bit high part; the low part joins dV_new's for dAg, in split precision)
 //      V_new = (T diag(beta)) W'                  (64 x 128, depth 64) -> shared (recomputed:
 //      cheaper than a store from the recompute, whose fragments hold it transposed)
 //      G1 = dO S^T: dq = scale diag(e) G1, and the row sums (Q o G1) 1 for dgamma
@@ -24,9 +25,9 @@
 #pragma once
 
 #include "bwd_params.cuh"
-#include "chunk_math.cuh"
-#include "fused_mma.cuh"
-#include "launch_smem.cuh"
+#include "common/chunk_math.cuh"
+#include "arch/mma.cuh"
+#include "arch/launch_smem.cuh"
 
 namespace gdn::bwd {
 
@@ -62,6 +63,10 @@ struct LocalSmem {
   char* base;
   __device__ __forceinline__ fused::SmemTile16 s() const {
     return {reinterpret_cast<uint16_t*>(base), kLd128};
+  }
+  // Half i (64 rows x 128 columns) of S^T's bytes.
+  __device__ __forceinline__ fused::SmemTile16 s_half(int i) const {
+    return {reinterpret_cast<uint16_t*>(base + i * kRowsBytes), kLd128};
   }
   __device__ __forceinline__ fused::SmemTile16 ds() const {
     return {reinterpret_cast<uint16_t*>(base + kStateBytes), kLd128};

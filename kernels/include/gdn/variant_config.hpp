@@ -1,7 +1,7 @@
 // One config struct per kernel family: the template parameter (C++20 structural aggregate,
 // usable as a non-type template parameter), the database row (db/ stores each field in a
 // typed column) and the source of the variant's name and registration
-// (kernels/cuda/registry.cpp). Derived quantities are constexpr functions of it.
+// (kernels/cuda/registry/registry.cpp). Derived quantities are constexpr functions of it.
 #pragma once
 
 #include <cstdint>
