@@ -30,9 +30,9 @@ _DECLINED_FLAGS = {
     "use_gate_in_kernel": "libgdn takes g as the log decay, not the raw gate input "
                           "(use_gate_in_kernel)",
 }
-# Keyword arguments FLA passes that change nothing libgdn computes: chunk_indices and chunk_size
-# describe FLA's own tiling of the same sequences.
-_IGNORED_KWARGS = {"chunk_indices", "chunk_size", "A_log", "dt_bias"}
+# Keyword arguments that change nothing libgdn computes: chunk_size is FLA's tiling; A_log and
+# dt_bias are read only with use_gate_in_kernel (declined).
+_IGNORED_KWARGS = {"chunk_size", "A_log", "dt_bias"}
 
 
 def _device_capability(device):
@@ -43,13 +43,16 @@ def _device_capability(device):
 def verify(q, k, v, g, beta, scale=None, initial_state=None, output_final_state=False,
            use_qk_l2norm_in_kernel=False, use_beta_sigmoid_in_kernel=False,
            allow_neg_eigval=False, state_v_first=False, cu_seqlens=None, cu_seqlens_cpu=None,
-           cp_context=None, device_capability=_device_capability, **kwargs):
+           chunk_indices=None, cp_context=None, *, device_capability=_device_capability,
+           **kwargs):
     """(True, None) when libgdn computes this FLA call, else (False, reason).
 
-    Takes FLA's chunk_gated_delta_rule arguments. Tensors may have any strides (the backend
-    makes them contiguous, as FLA's own kernels do); everything else is what the C library
-    validates (gdn_validate_problem) plus the device: a compute-capability-9.0 GPU.
-    device_capability(device) -> (major, minor) is torch.cuda.get_device_capability.
+    Takes FLA's chunk_gated_delta_rule arguments, in its positional order. chunk_indices and
+    chunk_size describe FLA's own tiling of the same sequences: they change nothing libgdn
+    computes. Tensors may have any strides (the backend makes them contiguous, as FLA's own
+    kernels do); everything else is what the C library validates (gdn_validate_problem), plus
+    the device: a compute-capability-9.0 GPU. device_capability(device) -> (major, minor) is
+    torch.cuda.get_device_capability.
     """
     flags = {"use_qk_l2norm_in_kernel": use_qk_l2norm_in_kernel,
              "use_beta_sigmoid_in_kernel": use_beta_sigmoid_in_kernel,
@@ -81,7 +84,8 @@ def verify(q, k, v, g, beta, scale=None, initial_state=None, output_final_state=
 
 def run(q, k, v, g, beta, scale=None, initial_state=None, output_final_state=False,
         use_qk_l2norm_in_kernel=False, use_beta_sigmoid_in_kernel=False, allow_neg_eigval=False,
-        state_v_first=False, cu_seqlens=None, cu_seqlens_cpu=None, cp_context=None, **kwargs):
+        state_v_first=False, cu_seqlens=None, cu_seqlens_cpu=None, chunk_indices=None,
+        cp_context=None, **kwargs):
     """FLA's chunk_gated_delta_rule through gdn.chunk_gated_delta_rule (a call verify accepted)."""
     from ._ops import chunk_gated_delta_rule
 

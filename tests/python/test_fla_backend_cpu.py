@@ -58,6 +58,11 @@ class VerifierTest(unittest.TestCase):
         }
         for name, overrides in cases.items():
             self.assertEqual(verdict(**overrides), (True, None), name)
+        # FLA's positional order, chunk_indices included (between cu_seqlens_cpu and cp_context).
+        x = packed
+        positional = (x["q"], x["k"], x["v"], x["g"], x["beta"], None, None, True, False, False,
+                      False, False, x["cu_seqlens"], x["cu_seqlens_cpu"], object(), None)
+        self.assertEqual(_fla.verify(*positional, device_capability=hopper), (True, None))
 
     def test_declines_fla_options_libgdn_lacks(self):
         self.assertDeclines("use_qk_l2norm_in_kernel", use_qk_l2norm_in_kernel=True)
