@@ -52,9 +52,11 @@ class FlaBackendGpuTest(unittest.TestCase):
                                  initial_state=y["initial_state"], output_final_state=True,
                                  cu_seqlens=y.get("cu_seqlens"),
                                  **(fla_kwargs or {}))
-            else:
-                o, ht = gdn.chunk_gated_delta_rule(**y, output_final_state=True,
-                                                   state_layout=layout)
+            else:  # the same host copy of the offsets (or none): the same kernel choice
+                o, ht = gdn.chunk_gated_delta_rule(
+                    y["q"], y["k"], y["v"], y["g"], y["beta"], initial_state=y["initial_state"],
+                    output_final_state=True, cu_seqlens=y.get("cu_seqlens"),
+                    cu_seqlens_cpu=(fla_kwargs or {}).get("cu_seqlens_cpu"), state_layout=layout)
             gen = torch.Generator(device="cuda").manual_seed(99)
             do = torch.randn(o.shape, generator=gen, device="cuda")
             dht = torch.randn(ht.shape, generator=gen, device="cuda")

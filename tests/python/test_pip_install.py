@@ -79,5 +79,26 @@ class PipInstallTest(unittest.TestCase):
             self.assertNotIn("libcudart", ldd)
 
 
+class ConfigureErrorsTest(unittest.TestCase):
+    """What the build says before compiling anything when it cannot make the package."""
+
+    def configure(self, *options):
+        with tempfile.TemporaryDirectory(prefix="gdn-configure-") as tmp:
+            env = {k: v for k, v in os.environ.items() if k != "CUDACXX"}
+            return subprocess.run(["cmake", "-S", str(REPO), "-B", tmp, *options],
+                                  capture_output=True, text=True, env=env, timeout=600)
+
+    def test_missing_nvcc_is_named(self):
+        out = self.configure("-DGDN_NVCC=/nonexistent/bin/nvcc")
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("nvcc not found: libgdn's kernels need the CUDA 13 toolkit", out.stderr)
+        self.assertIn("GDN_NVCC='/nonexistent/bin/nvcc'", out.stderr)
+
+    def test_static_runtime_needs_the_lab_off(self):
+        out = self.configure("-DGDN_STATIC_CUDART=ON", "-DGDN_BUILD_LAB=ON")
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("GDN_STATIC_CUDART=ON needs GDN_BUILD_LAB=OFF", out.stderr)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
