@@ -36,7 +36,10 @@ _IGNORED_KWARGS = {"chunk_size", "A_log", "dt_bias"}
 
 
 def _device_capability(device):
+    """(major, minor) of a CUDA device; None where torch sees no CUDA device at all."""
     import torch
+    if not torch.cuda.is_available():
+        return None
     return tuple(torch.cuda.get_device_capability(device))
 
 
@@ -76,6 +79,8 @@ def verify(q, k, v, g, beta, scale=None, initial_state=None, output_final_state=
     except GdnError as e:
         return False, f"libgdn: {e}"
     capability = device_capability(q.device)
+    if capability is None:
+        return False, "libgdn runs on compute capability 9.0 (Hopper) GPUs; torch sees no GPU"
     if capability != SUPPORTED_CAPABILITY:
         return False, (f"libgdn runs on compute capability 9.0 (Hopper) GPUs; "
                        f"{describe_device(q.device)} has {capability[0]}.{capability[1]}")

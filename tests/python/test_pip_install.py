@@ -43,8 +43,8 @@ class PipInstallTest(unittest.TestCase):
             python = venv / "bin" / "python"
             env = {k: v for k, v in os.environ.items()
                    if k not in ("GDN_LIBRARY", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
-            settings = ["-C", f"cmake.define.GDN_VARIANTS={VARIANTS}",
-                        "-C", f"build-dir={tmp / 'cmake-build'}"]
+            settings = ["--config-settings", f"cmake.define.GDN_VARIANTS={VARIANTS}",
+                        "--config-settings", f"build-dir={tmp / 'cmake-build'}"]
             pip = [str(python), "-m", "pip", "--disable-pip-version-check", "--no-input"]
 
             self.run_checked([*pip, "wheel", "--no-deps", "-w", str(tmp / "dist"), *settings,
