@@ -13,15 +13,6 @@
 namespace gdn::staged {
 namespace {
 
-// The name of a backward variant swaps config_name's pass prefix: the config struct holds no
-// pass, and a forward and a backward variant of one config must not share a name.
-std::string variant_name(Pass pass, const KernelConfig& c) {
-  std::string name = config_name(c);
-  const std::string fwd = "gdn_fwd_";
-  if (pass == Pass::Backward && name.rfind(fwd, 0) == 0) name.replace(0, fwd.size(), "gdn_bwd_");
-  return name;
-}
-
 class StagedVariant final : public Variant {
  public:
   StagedVariant(Pass pass, const KernelConfig& c)

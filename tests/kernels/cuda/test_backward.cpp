@@ -15,7 +15,7 @@
 namespace gdn::testing::gpu {
 namespace {
 
-class StagedBackward : public ::testing::Test {
+class Backward : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!hopper_available()) GTEST_SKIP() << "skipped: no CUDA device";
@@ -43,7 +43,7 @@ void run_every_variant(const std::vector<const Variant*>& variants, const Device
   }
 }
 
-TEST_F(StagedBackward, EdgeSetMatchesOracle) {
+TEST_F(Backward, EdgeSetMatchesOracle) {
   const uint64_t seed = test_seed();
   SCOPED_TRACE(seed_note(seed));
   WorstErrors worst;
@@ -75,7 +75,41 @@ TEST_F(StagedBackward, EdgeSetMatchesOracle) {
   worst.print("EdgeSetMatchesOracle");
 }
 
-TEST_F(StagedBackward, AnchorSampleMatchesOracleOnGroups) {
+// Gates and write strengths at their extremes: beta exactly 0 and 1 on every third token each,
+// a head of strong decay (g = -30 per token: exp underflows to 0 within a chunk) and one of
+// none (g = 0), on packed sequences of 63, 65 and 130 tokens, with h0 and dht, both layouts.
+TEST_F(Backward, ExtremeGatesAndBetasMatchOracle) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_note(seed));
+  WorstErrors worst;
+  for (int layout = 0; layout < 2; ++layout) {
+    ref::Shape shape = packed_shape({63, 65, 130}, 2, 4, 128, 128);
+    shape.layout = layout ? ref::StateLayout::VK : ref::StateLayout::KV;
+    RandomCase c = make_random_case(shape, derive_seed(seed, layout), {});
+    const int64_t tokens = shape.cu_seqlens.back();
+    for (int64_t t = 0; t < tokens; ++t)
+      for (int h = 0; h < shape.Hv; ++h) {
+        const size_t i = static_cast<size_t>(t * shape.Hv + h);
+        if (t % 3 == 0) c.inputs.beta[i] = 0.0;
+        if (t % 3 == 1) c.inputs.beta[i] = 1.0;
+        if (h == 0) c.inputs.g[i] = -30.0;
+        if (h == 1) c.inputs.g[i] = 0.0;
+        c.host.beta[i] = static_cast<float>(c.inputs.beta[i]);
+        c.host.g[i] = static_cast<float>(c.inputs.g[i]);
+      }
+    const ref::BwdOutputs r = ref::oracle_backward(c.shape, c.inputs, c.grads);
+    const DeviceCase dc(c, layout == 1);
+    run_every_variant(variants_, dc, {}, layout ? "extremes (VK)" : "extremes (KV)",
+                      [&](const DeviceBwdResult& got) {
+                        const CheckReport rep = check_backward(c, r, got);
+                        EXPECT_TRUE(rep.passed()) << rep.summary();
+                        worst.note(rep);
+                      });
+  }
+  worst.print("ExtremeGatesAndBetasMatchOracle");
+}
+
+TEST_F(Backward, AnchorSampleMatchesOracleOnGroups) {
   const uint64_t seed = test_seed();
   SCOPED_TRACE(seed_note(seed));
   WorstErrors worst;
@@ -112,7 +146,7 @@ TEST_F(StagedBackward, AnchorSampleMatchesOracleOnGroups) {
 
 // T = 32768: Hk = Hv = 16 (a one-head slice is a whole group, so dq and dk are compared too)
 // and Hk = 2, Hv = 8 (per-value-head outputs dv, dg, dbeta, dh0 on the strong-decay head).
-TEST_F(StagedBackward, Long32768MatchesOracleOnHeadSlices) {
+TEST_F(Backward, Long32768MatchesOracleOnHeadSlices) {
   const uint64_t seed = test_seed();
   SCOPED_TRACE(seed_note(seed));
   WorstErrors worst;
