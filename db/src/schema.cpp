@@ -237,8 +237,45 @@ DROP TABLE overrides;
 ALTER TABLE overrides_v4 RENAME TO overrides;
 )sql";
 
+// Version 5: sharded sweeps (gdn/db/merge.hpp). sweep_shard marks a sweep that measures part
+// I of N of a sweep (`gdnlab sweep --shard I/N`); merged_shards lists the shards merged into a
+// sweep of a merged database, with the file, sweep and device each came from, and
+// results.merged_shard_id says which of them every merged result came from (NULL: measured by
+// the sweep itself); results.device_id names the GPU of a result measured on another GPU of
+// the sweep's kind after a resume (NULL: the sweep's, or its shard's, device). Added tables and a nullable column only: readers of the columns before it
+// read a version-5 file unchanged, and older files read as they are (kOldestReadableVersion).
+constexpr const char* kVersion5 = R"sql(
+CREATE TABLE sweep_shard (
+  sweep_id    INTEGER PRIMARY KEY REFERENCES sweeps (id) ON DELETE CASCADE,
+  shard_index INTEGER NOT NULL,
+  shard_count INTEGER NOT NULL,
+  CHECK (shard_index >= 1 AND shard_index <= shard_count)
+) STRICT;
+
+CREATE TABLE merged_shards (
+  id                INTEGER PRIMARY KEY,
+  sweep_id          INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
+  shard_index       INTEGER NOT NULL,
+  shard_count       INTEGER NOT NULL,
+  device_id         INTEGER NOT NULL REFERENCES devices (id),
+  source_path       TEXT    NOT NULL CHECK (source_path <> ''),
+  source_sweep_id   INTEGER NOT NULL,
+  source_started_at TEXT    NOT NULL,
+  source_status     TEXT    NOT NULL CHECK (source_status IN ('running', 'finished',
+                                                              'interrupted')),
+  merged_at         TEXT    NOT NULL,
+  CHECK (shard_index >= 1 AND shard_index <= shard_count),
+  UNIQUE (sweep_id, shard_index)
+) STRICT;
+
+ALTER TABLE results ADD COLUMN merged_shard_id INTEGER
+  REFERENCES merged_shards (id) ON DELETE SET NULL;
+CREATE INDEX results_by_merged_shard ON results (merged_shard_id);
+ALTER TABLE results ADD COLUMN device_id INTEGER REFERENCES devices (id);
+)sql";
+
 // kMigrations[i] produces version i + 1.
-constexpr const char* kMigrations[] = {kVersion1, kVersion2, kVersion3, kVersion4};
+constexpr const char* kMigrations[] = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5};
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration per schema version");
 

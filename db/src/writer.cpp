@@ -195,6 +195,27 @@ std::int64_t ResultsWriter::begin_sweep(const SweepRecord& w) {
   return id;
 }
 
+void ResultsWriter::mark_shard(const SweepShardRecord& shard) {
+  require_positive(shard.sweep_id, "shard.sweep_id");
+  if (shard.index < 1 || shard.index > shard.count)
+    invalid("shard: expected 1 <= index <= count, got " + std::to_string(shard.index) + "/" +
+            std::to_string(shard.count));
+  Transaction tx(db_);
+  Statement find(db_, "SELECT shard_index, shard_count FROM sweep_shard WHERE sweep_id = ?1");
+  find.bind(1, shard.sweep_id);
+  if (find.step()) {
+    if (find.int64(0) != shard.index || find.int64(1) != shard.count)
+      throw DbError(DbError::Kind::Constraint,
+                    "sweep " + std::to_string(shard.sweep_id) + " is shard " +
+                        std::to_string(find.int64(0)) + "/" + std::to_string(find.int64(1)) +
+                        ", not " + std::to_string(shard.index) + "/" + std::to_string(shard.count));
+    return;
+  }
+  Statement insert(db_, "INSERT INTO sweep_shard (sweep_id, shard_index, shard_count) VALUES (?1, ?2, ?3)");
+  insert.bind(1, shard.sweep_id).bind(2, shard.index).bind(3, shard.count).run();
+  tx.commit();
+}
+
 void ResultsWriter::set_sweep_status(std::int64_t sweep_id, SweepStatus status) {
   Statement update(db_, std::string("UPDATE sweeps SET status = ?1, finished_at = CASE WHEN ?1 = "
                                     "'running' THEN NULL ELSE ") + kNowUtc + " END WHERE id = ?2");
@@ -225,14 +246,17 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
   Transaction tx(db_);
   InsertedResult out;
   try {
+    // device_id (schema v5) is named only when set, so the writer also fills files of older
+    // versions (the migration tests build them with it).
     Statement insert(db_,
-        "INSERT INTO results (sweep_id, variant_id, problem_id, outcome, message, max_rel_rms, "
+        std::string("INSERT INTO results (sweep_id, variant_id, problem_id, outcome, message, max_rel_rms, "
         "errors_json, latency_p20_ms, latency_p50_ms, latency_p80_ms, sample_count, rel_spread, "
         "clock_mhz, sm_busy_pct, achieved_occupancy_pct, issue_active_pct, dram_pct, "
         "tensor_pipe_pct, sm_throughput_pct, memory_sol_pct, gpc_clock_hz, "
-        "metrics_unavailable_reason, registers, shared_bytes, local_bytes) VALUES (?1, ?2, ?3, ?4, "
-        "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, "
-        "?24, ?25) ON CONFLICT (sweep_id, variant_id, problem_id) DO NOTHING RETURNING id");
+        "metrics_unavailable_reason, registers, shared_bytes, local_bytes") +
+        (r.device_id ? ", device_id" : "") + ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+        "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25" + (r.device_id ? ", ?26" : "") +
+        ") ON CONFLICT (sweep_id, variant_id, problem_id) DO NOTHING RETURNING id");
     const MetricsRecord& m = r.metrics;
     insert.bind(1, r.sweep_id).bind(2, r.variant_id).bind(3, r.problem_id);
     insert.bind(4, to_string(r.outcome)).bind(5, r.message).bind(6, r.max_rel_rms);
@@ -243,6 +267,7 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
     insert.bind(17, m.dram_pct).bind(18, m.tensor_pipe_pct).bind(19, m.sm_throughput_pct);
     insert.bind(20, m.memory_sol_pct).bind(21, m.gpc_clock_hz).bind(22, m.unavailable_reason);
     insert.bind(23, r.registers).bind(24, r.shared_bytes).bind(25, r.local_bytes);
+    if (r.device_id) insert.bind(26, *r.device_id);
     if (!insert.step()) {
       Statement find(db_, "SELECT id FROM results WHERE sweep_id = ?1 AND variant_id = ?2 AND problem_id = ?3");
       find.bind(1, r.sweep_id).bind(2, r.variant_id).bind(3, r.problem_id).step();

@@ -22,7 +22,7 @@
 //   dq_h, dk_h [Ttot, Hv, K]         fp32    per-value-head dq, dk before the group sum
 #pragma once
 
-#include "fused_params.cuh"
+#include "forward/params.cuh"
 
 namespace gdn::bwd {
 

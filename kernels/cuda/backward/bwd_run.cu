@@ -2,11 +2,11 @@
 #include "bwd_chain_launch.cuh"
 #include "bwd_run.cuh"
 #include "chain_inputs.cuh"
-#include "fused_kernels.cuh"
-#include "fused_tensor_maps.cuh"
+#include "forward/kernels.cuh"
+#include "forward/tensor_maps.cuh"
 #include "local_grads.cuh"
-#include "staged_kernels.cuh"
-#include "staged_run.cuh"
+#include "staged/kernels.cuh"
+#include "staged/run.cuh"
 
 namespace gdn::bwd {
 namespace {

@@ -4,9 +4,9 @@
 
 #include "bwd_run.cuh"
 #include "bwd_variant.hpp"
-#include "kernel_resources.hpp"
+#include "registry/kernel_resources.hpp"
 #include "local_grads.cuh"
-#include "problem_support.hpp"
+#include "registry/problem_support.hpp"
 
 namespace gdn::bwd {
 namespace {

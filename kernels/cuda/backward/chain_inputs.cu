@@ -6,8 +6,8 @@
 //   Xq   = scale Q^T diag(e) dO (128 x 128, depth 64)            -> xq16 [chunk, Hv, K, V]
 // The chain then runs only the three products that depend on dS (dstate_chain.cuh).
 #include "chain_inputs.cuh"
-#include "fused_mma.cuh"
-#include "launch_smem.cuh"
+#include "arch/mma.cuh"
+#include "arch/launch_smem.cuh"
 
 namespace gdn::bwd {
 namespace {

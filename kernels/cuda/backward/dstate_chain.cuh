@@ -9,16 +9,16 @@
 //   3. dW' = diag(beta) T^T dVn (depth 64) -> dv (= dW'), and -diag(e) dW' -> shared
 //   4. dS = e_last dS + Xq - K^T diag(e) dW'                   (128 x BV, depth 64)
 // The adjoint of the forward's chunk step: the same three dependent products (K., T^T., K^T.)
-// per chunk, transposed. The next two chunks' k, T, dVin, Xq and gamma stream in over a 3-stage
-// cp.async ring while this one computes (two chunks of lead: one chunk's products are shorter
-// than the loads' latency); the table entries are read two chunks ahead, so that no load
-// waits on another inside the loop, and the next chunk's beta is prefetched into registers.
+// per chunk, transposed. The next chunk's k, T, dVin, Xq and gamma stream in over a 2-stage
+// cp.async ring while this one computes (a third stage, one CTA per SM, measured no faster at
+// 16/32 heads and slower where CP leaves many CTAs); the table entries are read a chunk ahead,
+// so that no load waits on another inside the loop, and the next chunk's beta is prefetched.
 // After a sequence's first chunk dS is dh0.
 #pragma once
 
 #include "bwd_params.cuh"
-#include "fused_chunk_steps.cuh"
-#include "launch_smem.cuh"
+#include "forward/chunk_steps.cuh"
+#include "arch/launch_smem.cuh"
 
 namespace gdn::bwd {
 
@@ -29,11 +29,11 @@ using fused::load_b_nk;
 using fused::SmemTile16;
 
 inline constexpr int kChainThreads = 128;
-inline constexpr int kChainStages = 3;
+inline constexpr int kChainStages = 2;
 
 // Shared memory of one chain CTA. Per ring stage: k (64 x 128), T (64 x 64), dVin (64 x BV) and
 // Xq (128 x BV), 16-bit, padded rows; gamma (64 fp32). Then the chain buffers: dS' (128 x BV),
-// dVn and -diag(e) dW' (64 x BV each), 16-bit. 147 KB at BV = 32: one CTA per SM.
+// dVn and -diag(e) dW' (64 x BV each), 16-bit. 105 KB at BV = 32: two CTAs per SM.
 template <int BV>
 struct ChainSmem {
   static constexpr int kLdV = BV + 8;
@@ -117,7 +117,7 @@ __device__ __forceinline__ float chain_beta(const ChainParams& p, const ChunkInf
 }
 
 template <int BV, class Elem>
-__global__ void __launch_bounds__(kChainThreads, 1) dstate_chain_kernel(ChainParams p) {
+__global__ void __launch_bounds__(kChainThreads, 2) dstate_chain_kernel(ChainParams p) {
   using Ops = fused::ElemOps<Elem>;
   constexpr int NT = BV / 8;
   const Dims& d = p.d;
@@ -163,15 +163,12 @@ __global__ void __launch_bounds__(kChainThreads, 1) dstate_chain_kernel(ChainPar
   const int r0 = 16 * warp, ra = r0 + g, rb = ra + 8;
   // Table entries: of the chunk in hand, of the next one (its loads are issued this iteration)
   // and of the one after (read now, used next iteration).
-  // Table entries of the chunk in hand (cur), of the next one (n1) and of the one after (n2,
-  // whose loads this iteration issues); each read two iterations before it is needed.
+  // Table entries of the chunk in hand (cur) and of the next one (n1, whose loads this
+  // iteration issues; read an iteration before they are needed).
   ChunkInfo cur = last > first ? p.table[last - 1] : ChunkInfo{};
   ChunkInfo n1 = last - 1 > first ? p.table[last - 2] : ChunkInfo{};
   if (last > first) issue_chain_loads<BV, Elem>(p, sm, last - 1, cur, 0, h, v0, !m_part);
   fused::cp_async_commit();
-  if (last - 1 > first) issue_chain_loads<BV, Elem>(p, sm, last - 2, n1, 1, h, v0, !m_part);
-  fused::cp_async_commit();
-  ChunkInfo n2 = last - 2 > first ? p.table[last - 3] : ChunkInfo{};
   float beta_a = 0.f, beta_b = 0.f;
   if (last > first) beta_a = chain_beta(p, cur, h, ra), beta_b = chain_beta(p, cur, h, rb);
   const SmemTile16 sDS = sm.ds16(), sDvn = sm.dvn(), sEdw = sm.e_dw();
@@ -179,17 +176,16 @@ __global__ void __launch_bounds__(kChainThreads, 1) dstate_chain_kernel(ChainPar
   for (int64_t c = last - 1; c >= first; --c) {
     const int it = static_cast<int>(last - 1 - c);
     const int s = it % kChainStages;
-    fused::cp_async_wait_groups<1>();  // chunk c's group landed (c - 1's may be in flight)
-    __syncthreads();  // ... for every thread; every reader of the stage refilled below is done
-    if (c - 2 >= first)
-      issue_chain_loads<BV, Elem>(p, sm, c - 2, n2, (it + 2) % kChainStages, h, v0, !m_part);
+    fused::cp_async_wait(0);
+    __syncthreads();  // chunk c landed; every reader of the other stage and the chain buffers done
+    if (c - 1 >= first)
+      issue_chain_loads<BV, Elem>(p, sm, c - 1, n1, (it + 1) % kChainStages, h, v0, !m_part);
     fused::cp_async_commit();
     const float ba = beta_a, bb = beta_b;
     if (c - 1 >= first) beta_a = chain_beta(p, n1, h, ra), beta_b = chain_beta(p, n1, h, rb);
     const ChunkInfo ci_here = cur;
     cur = n1;
-    n1 = n2;
-    if (c - 3 >= first) n2 = p.table[c - 3];
+    if (c - 2 >= first) n1 = p.table[c - 2];
     const SmemTile16 sK = sm.k(s), sT = sm.t(s), sIn = sm.dvin(s), sXq = sm.xq(s);
     const float* gam = sm.gam(s);
     const float glast = gam[kC - 1];

@@ -25,9 +25,9 @@
 #pragma once
 
 #include "bwd_params.cuh"
-#include "chunk_math.cuh"
-#include "fused_mma.cuh"
-#include "launch_smem.cuh"
+#include "common/chunk_math.cuh"
+#include "arch/mma.cuh"
+#include "arch/launch_smem.cuh"
 
 namespace gdn::bwd {
 

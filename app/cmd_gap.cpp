@@ -1,0 +1,97 @@
+// gdnlab gap: the oracle gap of the dispatch table exported from one sweep, measured on a sweep
+// (the db/ computation; this file parses arguments and writes the text).
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "commands.hpp"
+#include "gdn/db/oracle_gap.hpp"
+
+namespace gdn::cli {
+
+namespace {
+
+struct GapArgs {
+  std::string db_path;
+  std::int64_t table_sweep = 0;
+  std::int64_t measured_sweep = 0;  // 0: the table sweep
+  std::string format = "table";
+  std::string out;                  // empty: stdout
+};
+
+// Writes through a temporary name and renames, so a failed write leaves no partial file.
+std::string write_atomically(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return "--out: cannot create '" + tmp + "'";
+    f << text;
+    f.flush();
+    if (!f) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return "--out: writing '" + tmp + "' failed (disk full?)";
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return "--out: renaming to '" + path + "' failed: " + ec.message();
+  }
+  return {};
+}
+
+int run_gap(const GapArgs& a) {
+  const auto fmt = db::parse_report_format(a.format);
+  if (!fmt) return usage_error("gap", "--format: expected table, csv or json, got '" + a.format + "'");
+  if (!a.out.empty() && std::filesystem::is_directory(a.out))
+    return usage_error("gap", "--out: expected a file path, got the directory '" + a.out + "'");
+  db::OpenOptions oo;
+  oo.create_if_missing = false;
+  oo.read_only = true;
+  std::string text;
+  try {
+    const auto database = db::Database::open(a.db_path, oo);
+    const auto gap = db::oracle_gap(database, a.table_sweep, a.measured_sweep > 0 ? a.measured_sweep : a.table_sweep);
+    text = db::render_oracle_gap(gap, *fmt);
+    // On stderr: stdout carries the rendering in the format asked for.
+    print_origins(std::cerr, database, a.table_sweep);
+    if (a.measured_sweep > 0 && a.measured_sweep != a.table_sweep) print_origins(std::cerr, database, a.measured_sweep);
+  } catch (const db::DbError& e) {
+    return usage_error("gap", e.what());
+  }
+  if (a.out.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  if (const std::string err = write_atomically(a.out, text); !err.empty()) return usage_error("gap", err);
+  std::cout << "wrote " << a.out << '\n';
+  return 0;
+}
+
+}  // namespace
+
+void add_gap(CLI::App& app, Action& run) {
+  auto* sub = app.add_subcommand(
+      "gap", "Oracle gap of a dispatch table: per forward problem, the table's pick vs the fastest measured variant");
+  auto a = std::make_shared<GapArgs>();
+  sub->add_option("--db", a->db_path, "Results database")->required();
+  sub->add_option("--table-sweep", a->table_sweep,
+                  "Sweep whose exported table is judged (what `gdnlab export --sweep` would write)")
+      ->required()->check(CLI::PositiveNumber);
+  sub->add_option("--sweep", a->measured_sweep, "Sweep that measures it (default: the table sweep)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--format", a->format, "table | csv (rows only) | json")->capture_default_str();
+  sub->add_option("--out", a->out, "Write to this file instead of stdout (replaced atomically)");
+  sub->footer("Rows: forward problems of the measured sweep with a Passed result. ratio = picked p50 / "
+              "fastest p50; the oracle gap is their geometric mean - 1. Rows answered by libgdn's default "
+              "rule (no entry within bucket distance 4) and picks without a Passed result are counted "
+              "and left out of the mean.\n");
+  sub->callback([&run, a] { run = [a] { return run_gap(*a); }; });
+}
+
+}  // namespace gdn::cli

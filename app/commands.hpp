@@ -1,0 +1,35 @@
+// The gdnlab subcommands. Each add_* registers its options on the app and sets `run` to the
+// action main() calls after a successful parse; actions return the process exit status.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <string>
+
+#include "gdn/db/database.hpp"
+
+namespace gdn::cli {
+
+using Action = std::function<int()>;
+
+void add_devices(CLI::App& app, Action& run);
+void add_space(CLI::App& app, Action& run);
+void add_sweep(CLI::App& app, Action& run);
+void add_report(CLI::App& app, Action& run);
+void add_export(CLI::App& app, Action& run);
+void add_gap(CLI::App& app, Action& run);
+void add_merge(CLI::App& app, Action& run);
+void add_gui(CLI::App& app, Action& run);
+void add_worker(CLI::App& app, Action& run);
+
+// For a merged sweep (gdnlab merge), which shard and device its results came from; nothing for
+// an ordinary sweep.
+void print_origins(std::ostream& out, const db::Database& database, std::int64_t sweep_id);
+
+// "gdnlab <sub>: error: <message>" on stderr; returns the usage-error status (2).
+int usage_error(const std::string& sub, const std::string& message);
+
+}  // namespace gdn::cli
