@@ -49,6 +49,12 @@ if unzip -p "$WHEEL_DIR"/flash_linear_attention-0.5.0-*.whl '*/METADATA' | grep 
   pip_download "$core_spec"
 fi
 
+# The FLA backend's GPU test (tests/python/test_fla_backend_gpu.py) needs fla-core >= 0.6: kept
+# in its own folder, apart from the benchmark's FLA, at the versions scripts/requirements.txt pins.
+mapfile -t fla_backend_pins < <(grep -E '^(fla-core|einops|packaging)==' scripts/requirements.txt)
+mkdir -p "$WHEEL_DIR/fla-backend"
+pip_download -d "$WHEEL_DIR/fla-backend" "${fla_backend_pins[@]}"
+
 if [[ $with_flashqla == 1 ]]; then
   tmp=$(mktemp -d)
   if pip_download -d "$tmp" flash-qla tilelang 2>"$tmp/err"; then
