@@ -32,6 +32,7 @@ void add_export(CLI::App& app, Action& run) {
         eo.merged_sweeps = *merged;
         const auto r = db::export_dispatch(database, eo);
         std::cout << "wrote " << r.json_path.string() << "\nwrote " << r.header_path.string() << '\n';
+        print_origins(std::cout, database, r.selection.sweep.sweep.id);
       } catch (const db::DbError& e) {
         return usage_error("export", e.what());
       }

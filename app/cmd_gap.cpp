@@ -62,6 +62,9 @@ int run_gap(const GapArgs& a) {
     const auto gap = db::oracle_gap(database, a.table_sweep,
                                     a.measured_sweep > 0 ? a.measured_sweep : a.table_sweep, *pass);
     text = db::render_oracle_gap(gap, *fmt);
+    // On stderr: stdout carries the rendering in the format asked for.
+    print_origins(std::cerr, database, a.table_sweep);
+    if (a.measured_sweep > 0 && a.measured_sweep != a.table_sweep) print_origins(std::cerr, database, a.measured_sweep);
   } catch (const db::DbError& e) {
     return usage_error("gap", e.what());
   }

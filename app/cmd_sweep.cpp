@@ -18,6 +18,7 @@ struct SweepArgs {
   std::int64_t budget = 0;
   std::int64_t seed = 0;
   bool no_progress = false;
+  std::string shard = "1/1";  // 1/1: not sharded
 };
 }  // namespace
 
@@ -43,6 +44,9 @@ void add_sweep(CLI::App& app, Action& run) {
       ->capture_default_str();
   sub->add_flag("--pm-sampling", a->o.pm_sampling, "Record a PM-sampling timeline per precise measurement");
   sub->add_flag("--resume", a->o.resume, "Continue the newest unfinished sweep with the same arguments");
+  sub->add_flag("--resume-or-start", a->o.resume_or_start,
+                "Continue the sweep with the same arguments when --db holds one (a finished one measures nothing "
+                "more), else start it: for batch jobs that may be requeued (scripts/slurm)");
   sub->add_option("--replay", a->o.replay_db, "Replay runner: answer from this recorded database (no GPU)");
   sub->add_option("--replay-sweep", a->replay_sweep, "Sweep of the --replay database (default: newest with results)");
   sub->add_option("--variants", a->o.variant_filter, "Comma-separated globs on candidate names, e.g. '*fused*v64*'");
@@ -57,6 +61,9 @@ void add_sweep(CLI::App& app, Action& run) {
   sub->add_option("--gate-timeout", a->o.gate_timeout_s, "Seconds before a correctness gate is killed (Timeout)")
       ->capture_default_str();
   sub->add_flag("--no-progress", a->no_progress, "No live progress line on stderr");
+  sub->add_option("--shard", a->shard, "Measure part I of N of the sweep (I/N, e.g. 2/4) into this --db; "
+                                       "the parts are merged with `gdnlab merge`")
+      ->capture_default_str();
   // The precise protocol: every measurement of exhaustive and random, and halving's final
   // rung. Halving's cheap rungs keep their quick protocol (they only rank the survivors).
   const std::string group = "Precise measurement protocol";
@@ -89,6 +96,7 @@ void add_sweep(CLI::App& app, Action& run) {
       }
       try {
         o.gpus = tuner::parse_gpu_list(a->gpus);
+        o.shard = tuner::parse_shard(a->shard);
         o.strategy.budget = static_cast<std::size_t>(a->budget);
         o.strategy.seed = static_cast<std::uint64_t>(a->seed);
         if (a->replay_sweep != 0) o.replay_sweep = a->replay_sweep;

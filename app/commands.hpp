@@ -4,8 +4,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <string>
+
+#include "gdn/db/database.hpp"
 
 namespace gdn::cli {
 
@@ -17,8 +21,13 @@ void add_sweep(CLI::App& app, Action& run);
 void add_report(CLI::App& app, Action& run);
 void add_export(CLI::App& app, Action& run);
 void add_gap(CLI::App& app, Action& run);
+void add_merge(CLI::App& app, Action& run);
 void add_gui(CLI::App& app, Action& run);
 void add_worker(CLI::App& app, Action& run);
+
+// For a merged sweep (gdnlab merge), which shard and device its results came from; nothing for
+// an ordinary sweep.
+void print_origins(std::ostream& out, const db::Database& database, std::int64_t sweep_id);
 
 // "gdnlab <sub>: error: <message>" on stderr; returns the usage-error status (2).
 int usage_error(const std::string& sub, const std::string& message);

@@ -1,4 +1,4 @@
-// gdnlab: the lab's command line. Subcommands: devices, space, sweep, report, export, gap, gui,
+// gdnlab: the lab's command line. Subcommands: devices, space, sweep, merge, report, export, gap, gui,
 // and the hidden worker that `sweep` spawns per GPU.
 #include <iostream>
 
@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   gdn::cli::add_report(app, run);
   gdn::cli::add_export(app, run);
   gdn::cli::add_gap(app, run);
+  gdn::cli::add_merge(app, run);
   gdn::cli::add_gui(app, run);
   gdn::cli::add_worker(app, run);
   if (argc > 1 && argv[1][0] != '-') {
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
     }
     if (!known)
       return gdn::cli::usage_error(argv[1], std::string("unknown subcommand '") + argv[1] +
-                                                "'; expected devices, space, sweep, report, export, gap or gui");
+                                                "'; expected devices, space, sweep, merge, report, export, gap or gui");
   }
   try {
     app.parse(argc, argv);

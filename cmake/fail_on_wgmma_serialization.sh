@@ -5,7 +5,7 @@
 # a function boundary or a device assert) or C7511 (insufficient register resources for the
 # wgmma pipeline). ptxas reports both as "info", the compile otherwise succeeds, and every
 # wgmma of the kernel then waits for the one before it, which made the column-warp loop 30 %
-# slower without a failing test (bench/results/h200_2026-12-01_s12/ab_lower_packed_call1.txt).
+# slower without a failing test (docs/decisions/lower-packed-t-and-p.md).
 set -u
 messages=$(mktemp)
 trap 'rm -f "$messages"' EXIT

@@ -2,20 +2,20 @@
 # Downloads, on the development machine, the wheels the H200 needs for scripts/bench_peers.py
 # into .whl/ (git-ignored). The GPU machine has no network and runs Python 3.12 with torch
 # 2.11 + triton 3.6, so only pure-Python or cp312 manylinux x86_64 wheels are fetched, without
-# their dependencies (those the image already has). scripts/device_check.sh installs them
+# their dependencies (those the image already has). scripts/gpu_check.sh installs them
 # offline into /tmp/site.
 #
 # Usage: scripts/fetch_wheels.sh [--with-flashqla]
 #   --with-flashqla  also try flash-qla + tilelang (FlashQLA live); skipped with a message when
-#                    no cp312 manylinux wheel exists or the total exceeds the carry limit.
+#                    no cp312 manylinux wheel exists or the total exceeds the wheel budget.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 readonly WHEEL_DIR=.whl
 readonly FLA_SPEC="flash-linear-attention==0.5.0"
-# The device tool carries at most 64 MiB of working tree in one call; leave room for the
-# build folder and the sources.
-readonly CARRY_BUDGET_BYTES=$((40 * 1024 * 1024))
+# The wheels travel with a packed build (scripts/gpu_check.sh --pack) to a machine without
+# network: keep them small.
+readonly WHEEL_BUDGET_BYTES=$((40 * 1024 * 1024))
 
 with_flashqla=0
 for arg in "$@"; do
@@ -49,15 +49,21 @@ if unzip -p "$WHEEL_DIR"/flash_linear_attention-0.5.0-*.whl '*/METADATA' | grep 
   pip_download "$core_spec"
 fi
 
+# The FLA backend's GPU test (tests/python/test_fla_backend_gpu.py) needs fla-core >= 0.6: kept
+# in its own folder, apart from the benchmark's FLA, at the versions scripts/requirements.txt pins.
+mapfile -t fla_backend_pins < <(grep -E '^(fla-core|einops|packaging)==' scripts/requirements.txt)
+mkdir -p "$WHEEL_DIR/fla-backend"
+pip_download -d "$WHEEL_DIR/fla-backend" "${fla_backend_pins[@]}"
+
 if [[ $with_flashqla == 1 ]]; then
   tmp=$(mktemp -d)
   if pip_download -d "$tmp" flash-qla tilelang 2>"$tmp/err"; then
     extra=$(du -cb "$tmp"/*.whl | tail -1 | cut -f1)
     have=$(du -cb "$WHEEL_DIR"/*.whl | tail -1 | cut -f1)
-    if (( extra + have <= CARRY_BUDGET_BYTES )); then
+    if (( extra + have <= WHEEL_BUDGET_BYTES )); then
       mv "$tmp"/*.whl "$WHEEL_DIR"/
     else
-      echo "flash-qla + tilelang need $((extra / 1048576)) MiB: over the carry budget; FlashQLA stays published-only"
+      echo "flash-qla + tilelang need $((extra / 1048576)) MiB: over the wheel budget; FlashQLA stays published-only"
     fi
   else
     echo "flash-qla/tilelang: no cp312 manylinux x86_64 wheel found; FlashQLA stays published-only"

@@ -159,15 +159,22 @@ Transaction::Transaction(Database& db) : db_(db) {
   if (db.read_only())
     throw DbError(DbError::Kind::Invalid,
                   "write transaction on '" + db.path() + "': the database was opened read-only");
-  db_.exec("BEGIN IMMEDIATE");
+  nested_ = sqlite3_get_autocommit(db.handle()) == 0;
+  db_.exec(nested_ ? "SAVEPOINT gdn_nested" : "BEGIN IMMEDIATE");
 }
 
 Transaction::~Transaction() {
-  if (!done_) sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+  if (done_) return;
+  if (nested_) {
+    sqlite3_exec(db_.handle(), "ROLLBACK TO gdn_nested", nullptr, nullptr, nullptr);
+    sqlite3_exec(db_.handle(), "RELEASE gdn_nested", nullptr, nullptr, nullptr);
+  } else {
+    sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+  }
 }
 
 void Transaction::commit() {
-  db_.exec("COMMIT");
+  db_.exec(nested_ ? "RELEASE gdn_nested" : "COMMIT");
   done_ = true;
 }
 

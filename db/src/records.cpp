@@ -16,6 +16,13 @@ std::optional<Outcome> parse_outcome(std::string_view text) {
   return std::nullopt;
 }
 
+bool same_device_kind(const DeviceRecord& a, const DeviceRecord& b) {
+  return a.name == b.name && a.sm_count == b.sm_count && a.cc_major == b.cc_major && a.cc_minor == b.cc_minor &&
+         a.sm_clock_mhz == b.sm_clock_mhz && a.mem_clock_mhz == b.mem_clock_mhz &&
+         a.memory_bytes == b.memory_bytes && a.l2_bytes == b.l2_bytes && a.driver_version == b.driver_version &&
+         a.cuda_version == b.cuda_version;
+}
+
 std::string_view to_string(SweepStatus s) { return kStatusNames[static_cast<std::size_t>(s)]; }
 
 std::optional<SweepStatus> parse_sweep_status(std::string_view text) {

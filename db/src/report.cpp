@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <sstream>
 
+#include "gdn/db/merge.hpp"
 #include "gdn/db/model.hpp"
 #include "json_text.hpp"
 
@@ -33,7 +35,21 @@ FieldValue problem_field(const ProblemBest& pb, Field f) {
   return field_value(ResultRow{{}, VariantRecord{}, pb.problem}, f);
 }
 
-std::vector<Column> report_columns() {
+// Where the results of a sweep came from: the shards of a merged sweep, or the part a shard
+// sweep measured. Empty for an ordinary sweep, which reports as before.
+struct Origins {
+  std::optional<SweepShardRecord> shard;   // the sweep is shard I/N
+  std::vector<ShardOrigin> merged;         // the sweep is a merge of these shards
+  std::map<std::int64_t, int> result_shard;
+  std::map<std::int64_t, DeviceRecord> result_device;  // results measured on another GPU of the kind
+};
+
+Origins origins_of(const Database& db, std::int64_t sweep_id) {
+  return {sweep_shard(db, sweep_id), shard_origins(db, sweep_id), result_shards(db, sweep_id),
+          result_devices(db, sweep_id)};
+}
+
+std::vector<Column> report_columns(const Origins& origins) {
   std::vector<Column> cols;
   auto problem = [&](Field f) {
     const FieldInfo& i = field_info(f);
@@ -53,6 +69,12 @@ std::vector<Column> report_columns() {
                   Field::TotalTokens, Field::MaxSeqlen})
     problem(f);
   best(Field::VariantName, "best");
+  if (!origins.merged.empty())
+    cols.push_back({"shard", "shard", true, [&origins](const ProblemBest& pb) {
+                      if (!pb.best) return FieldValue{};
+                      const auto it = origins.result_shard.find(pb.best->result.id);
+                      return it == origins.result_shard.end() ? FieldValue{} : FieldValue(std::int64_t{it->second});
+                    }});
   for (Field f : {Field::LatencyP20, Field::LatencyP50, Field::LatencyP80, Field::RelSpread}) best(f);
   cols.push_back({"runner_up", "runner-up", false, [](const ProblemBest& pb) {
                     return pb.runner_up ? FieldValue(pb.runner_up->variant.name) : FieldValue{};
@@ -85,7 +107,7 @@ std::string json_value(const Column& c, const FieldValue& v) {
   return c.numeric ? format_value(v) : json_string(std::get<std::string>(v));
 }
 
-std::string header_text(const SweepSummary& s) {
+std::string header_text(const SweepSummary& s, const Origins& origins) {
   std::ostringstream o;
   const ProtocolRecord& p = s.sweep.protocol;
   o << "sweep " << s.sweep.id << "  status " << to_string(s.sweep.status) << "  started "
@@ -106,10 +128,25 @@ std::string header_text(const SweepSummary& s) {
     << "outcomes:";
   for (Outcome oc : kAllOutcomes) o << " " << to_string(oc) << " " << s.count(oc);
   o << " (total " << s.result_count << ")\n";
+  if (origins.shard)
+    o << "shard " << origins.shard->index << "/" << origins.shard->count
+      << " of a sharded sweep (gdnlab merge combines the shards)\n";
+  if (!origins.merged.empty())
+    o << "merged from " << origins.merged.size() << " of " << origins.merged.front().shard.count
+      << " shards (device above: the first shard's; each shard's below):\n" << describe_origins(origins.merged);
+  std::map<std::string, std::pair<std::string, int>> other_gpus;  // uuid -> (name, results)
+  for (const auto& [id, d] : origins.result_device) {
+    auto& [name, n] = other_gpus[d.uuid];
+    name = d.name;
+    ++n;
+  }
+  for (const auto& [uuid, named] : other_gpus)
+    o << named.second << " results measured on " << named.first << " " << uuid
+      << " (another GPU of the kind, after a resume)\n";
   return o.str();
 }
 
-std::string render_table(const SweepSummary& s, const std::vector<ProblemBest>& rows,
+std::string render_table(const SweepSummary& s, const Origins& origins, const std::vector<ProblemBest>& rows,
                          const std::vector<Column>& cols) {
   std::vector<std::vector<std::string>> cells;
   std::vector<std::size_t> width;
@@ -122,7 +159,7 @@ std::string render_table(const SweepSummary& s, const std::vector<ProblemBest>& 
     }
   }
   std::ostringstream o;
-  o << header_text(s) << "\n";
+  o << header_text(s, origins) << "\n";
   auto emit = [&](auto cell_of) {
     for (std::size_t i = 0; i < cols.size(); ++i) {
       const std::string cell = cell_of(i);
@@ -148,7 +185,7 @@ std::string render_csv(const std::vector<ProblemBest>& rows, const std::vector<C
   return o.str();
 }
 
-std::string render_json(const SweepSummary& s, const std::vector<ProblemBest>& rows,
+std::string render_json(const SweepSummary& s, const Origins& origins, const std::vector<ProblemBest>& rows,
                         const std::vector<Column>& cols) {
   std::ostringstream o;
   o << "{\n  \"sweep\": {\"id\": " << s.sweep.id << ", \"status\": "
@@ -162,7 +199,22 @@ std::string render_json(const SweepSummary& s, const std::vector<ProblemBest>& r
     << ", \"driver\": " << json_string(s.device.driver_version) << ", \"cuda\": "
     << json_string(s.device.cuda_version) << "},\n";
   o << "  \"build\": {\"git_sha\": " << json_string(s.build.git_sha) << ", \"variant_set\": "
-    << json_string(s.build.variant_set) << "},\n  \"outcomes\": {";
+    << json_string(s.build.variant_set) << "},\n";
+  if (origins.shard)
+    o << "  \"shard\": {\"index\": " << origins.shard->index << ", \"count\": " << origins.shard->count << "},\n";
+  if (!origins.merged.empty()) {
+    o << "  \"shards\": [";
+    for (std::size_t i = 0; i < origins.merged.size(); ++i) {
+      const ShardOrigin& m = origins.merged[i];
+      o << (i ? ", " : "") << "{\"index\": " << m.shard.index << ", \"count\": " << m.shard.count
+        << ", \"results\": " << m.results << ", \"source\": " << json_string(m.shard.source_path)
+        << ", \"source_sweep\": " << m.shard.source_sweep_id << ", \"status\": "
+        << json_string(to_string(m.shard.source_status)) << ", \"device\": " << json_string(m.device.name)
+        << ", \"uuid\": " << json_string(m.device.uuid) << "}";
+    }
+    o << "],\n";
+  }
+  o << "  \"outcomes\": {";
   for (std::size_t i = 0; i < kOutcomeCount; ++i)
     o << (i ? ", " : "") << json_string(to_string(kAllOutcomes[i])) << ": " << s.outcome_counts[i];
   o << "},\n  \"problems\": [";
@@ -189,11 +241,12 @@ std::string render_report(const Database& db, std::optional<std::int64_t> sweep_
   }
   const SweepSummary summary = sweep_summary(db, *sweep_id);
   const std::vector<ProblemBest> rows = best_per_problem(db, *sweep_id);
-  const std::vector<Column> cols = report_columns();
+  const Origins origins = origins_of(db, *sweep_id);
+  const std::vector<Column> cols = report_columns(origins);
   switch (format) {
-    case ReportFormat::Table: return render_table(summary, rows, cols);
+    case ReportFormat::Table: return render_table(summary, origins, rows, cols);
     case ReportFormat::Csv: return render_csv(rows, cols);
-    case ReportFormat::Json: return render_json(summary, rows, cols);
+    case ReportFormat::Json: return render_json(summary, origins, rows, cols);
   }
   return {};
 }

@@ -237,15 +237,52 @@ DROP TABLE overrides;
 ALTER TABLE overrides_v4 RENAME TO overrides;
 )sql";
 
-// Version 5: launch plans (gdn/launch_plan.hpp). A variant row is a sweep candidate: a compiled
+// Version 5: sharded sweeps (gdn/db/merge.hpp). sweep_shard marks a sweep that measures part
+// I of N of a sweep (`gdnlab sweep --shard I/N`); merged_shards lists the shards merged into a
+// sweep of a merged database, with the file, sweep and device each came from, and
+// results.merged_shard_id says which of them every merged result came from (NULL: measured by
+// the sweep itself); results.device_id names the GPU of a result measured on another GPU of
+// the sweep's kind after a resume (NULL: the sweep's, or its shard's, device). Added tables and a nullable column only: readers of the columns before it
+// read a version-5 file unchanged, and older files read as they are (kOldestReadableVersion).
+constexpr const char* kVersion5 = R"sql(
+CREATE TABLE sweep_shard (
+  sweep_id    INTEGER PRIMARY KEY REFERENCES sweeps (id) ON DELETE CASCADE,
+  shard_index INTEGER NOT NULL,
+  shard_count INTEGER NOT NULL,
+  CHECK (shard_index >= 1 AND shard_index <= shard_count)
+) STRICT;
+
+CREATE TABLE merged_shards (
+  id                INTEGER PRIMARY KEY,
+  sweep_id          INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
+  shard_index       INTEGER NOT NULL,
+  shard_count       INTEGER NOT NULL,
+  device_id         INTEGER NOT NULL REFERENCES devices (id),
+  source_path       TEXT    NOT NULL CHECK (source_path <> ''),
+  source_sweep_id   INTEGER NOT NULL,
+  source_started_at TEXT    NOT NULL,
+  source_status     TEXT    NOT NULL CHECK (source_status IN ('running', 'finished',
+                                                              'interrupted')),
+  merged_at         TEXT    NOT NULL,
+  CHECK (shard_index >= 1 AND shard_index <= shard_count),
+  UNIQUE (sweep_id, shard_index)
+) STRICT;
+
+ALTER TABLE results ADD COLUMN merged_shard_id INTEGER
+  REFERENCES merged_shards (id) ON DELETE SET NULL;
+CREATE INDEX results_by_merged_shard ON results (merged_shard_id);
+ALTER TABLE results ADD COLUMN device_id INTEGER REFERENCES devices (id);
+)sql";
+
+// Version 6: launch plans (gdn/launch_plan.hpp). A variant row is a sweep candidate: a compiled
 // variant and the plan fields it pins (pin_*, -1 = the default rule; its name is the variant's
 // name and the pins' suffix, gdn_fwd_..._cp16+ov2). A result records the plan its call ran
 // with (plan_*, NULL where the pass has no such field). The config columns consumer_regs and
 // chains_per_cta go: no kernel implemented them. The variants table is rebuilt as in version 3
 // (same ids, so results keep their references; rows differing only in the dropped columns
 // already had distinct names).
-constexpr const char* kVersion5 = R"sql(
-CREATE TABLE variants_v5 (
+constexpr const char* kVersion6 = R"sql(
+CREATE TABLE variants_v6 (
   id                   INTEGER PRIMARY KEY,
   name                 TEXT    NOT NULL CHECK (name <> ''),
   pass                 TEXT    NOT NULL CHECK (pass IN ('fwd', 'bwd')),
@@ -263,10 +300,10 @@ CREATE TABLE variants_v5 (
   pin_fixup_cols       INTEGER NOT NULL DEFAULT -1 CHECK (pin_fixup_cols IN (-1, 8, 16, 32)),
   UNIQUE (name, pass)
 ) STRICT;
-INSERT INTO variants_v5 (id, name, pass, family, block_v, stages, roles, cp_segment_chunks)
+INSERT INTO variants_v6 (id, name, pass, family, block_v, stages, roles, cp_segment_chunks)
   SELECT id, name, pass, family, block_v, stages, roles, cp_segment_chunks FROM variants;
 DROP TABLE variants;
-ALTER TABLE variants_v5 RENAME TO variants;
+ALTER TABLE variants_v6 RENAME TO variants;
 
 ALTER TABLE results ADD COLUMN plan_cp_segment_chunks INTEGER;
 ALTER TABLE results ADD COLUMN plan_prepare_overlap INTEGER;
@@ -278,10 +315,10 @@ ALTER TABLE results ADD COLUMN plan_fixup_cols INTEGER;
 ALTER TABLE results ADD COLUMN plan_block_v INTEGER;
 )sql";
 
-// A file of version 2 to 4 opened read-only is read as it is (no migration without write
+// A file of version 2 to 5 opened read-only is read as it is (no migration without write
 // access): temporary views named like the tables, which SQLite resolves before the file's own,
 // give it the current columns (no pins, no recorded plans).
-constexpr const char* kCompatViewsBefore5 = R"sql(
+constexpr const char* kCompatViewsBefore6 = R"sql(
 CREATE TEMP VIEW variants AS
   SELECT id, name, pass, family, block_v, stages, roles, cp_segment_chunks,
          -1 AS pin_prepare_overlap, -1 AS pin_cp_first_segment, -1 AS pin_prepare_split,
@@ -295,7 +332,8 @@ CREATE TEMP VIEW results AS
 )sql";
 
 // kMigrations[i] produces version i + 1.
-constexpr const char* kMigrations[] = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5};
+constexpr const char* kMigrations[] = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5,
+                                       kVersion6};
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration per schema version");
 
@@ -331,7 +369,7 @@ void check_foreign_keys(const Database& db, int version) {
 }  // namespace
 
 void add_compat_views(Database& db, int version) {
-  if (version < 5) db.exec(kCompatViewsBefore5);
+  if (version < 6) db.exec(kCompatViewsBefore6);
 }
 
 void migrate(Database& db, int from_version, int to_version) {

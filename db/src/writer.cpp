@@ -99,9 +99,9 @@ std::int64_t ResultsWriter::register_variant(const VariantRecord& v) {
   }
   // A file kept at a version before plans (tests build such files) has the old columns: no
   // pins (a pinned candidate cannot be stored there), consumer_regs and chains_per_cta.
-  const bool has_plans = db_.schema_version() >= 5;
+  const bool has_plans = db_.schema_version() >= 6;
   if (!has_plans && !gdn::all_rule(v.pins))
-    invalid("variant '" + v.name + "': plan pins need schema version 5, the file has " +
+    invalid("variant '" + v.name + "': plan pins need schema version 6, the file has " +
             std::to_string(db_.schema_version()));
   Statement insert(db_, has_plans ? "INSERT INTO main.variants (" + std::string(kVariantColumns.substr(4)) +
                                         ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id"
@@ -207,6 +207,27 @@ std::int64_t ResultsWriter::begin_sweep(const SweepRecord& w) {
   return id;
 }
 
+void ResultsWriter::mark_shard(const SweepShardRecord& shard) {
+  require_positive(shard.sweep_id, "shard.sweep_id");
+  if (shard.index < 1 || shard.index > shard.count)
+    invalid("shard: expected 1 <= index <= count, got " + std::to_string(shard.index) + "/" +
+            std::to_string(shard.count));
+  Transaction tx(db_);
+  Statement find(db_, "SELECT shard_index, shard_count FROM sweep_shard WHERE sweep_id = ?1");
+  find.bind(1, shard.sweep_id);
+  if (find.step()) {
+    if (find.int64(0) != shard.index || find.int64(1) != shard.count)
+      throw DbError(DbError::Kind::Constraint,
+                    "sweep " + std::to_string(shard.sweep_id) + " is shard " +
+                        std::to_string(find.int64(0)) + "/" + std::to_string(find.int64(1)) +
+                        ", not " + std::to_string(shard.index) + "/" + std::to_string(shard.count));
+    return;
+  }
+  Statement insert(db_, "INSERT INTO sweep_shard (sweep_id, shard_index, shard_count) VALUES (?1, ?2, ?3)");
+  insert.bind(1, shard.sweep_id).bind(2, shard.index).bind(3, shard.count).run();
+  tx.commit();
+}
+
 void ResultsWriter::set_sweep_status(std::int64_t sweep_id, SweepStatus status) {
   Statement update(db_, std::string("UPDATE sweeps SET status = ?1, finished_at = CASE WHEN ?1 = "
                                     "'running' THEN NULL ELSE ") + kNowUtc + " END WHERE id = ?2");
@@ -236,22 +257,27 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
                               std::to_string(r.problem_id) + ")";
   Transaction tx(db_);
   InsertedResult out;
-  const bool has_plans = db_.schema_version() >= 5;  // a file kept older has no plan columns
+  const bool has_plans = db_.schema_version() >= 6;  // a file kept older has no plan columns
   try {
-    Statement insert(db_,
-        std::string("INSERT INTO main.results (sweep_id, variant_id, problem_id, outcome, message, max_rel_rms, "
-        "errors_json, latency_p20_ms, latency_p50_ms, latency_p80_ms, sample_count, rel_spread, "
-        "clock_mhz, sm_busy_pct, achieved_occupancy_pct, issue_active_pct, dram_pct, "
-        "tensor_pipe_pct, sm_throughput_pct, memory_sol_pct, gpc_clock_hz, "
-        "metrics_unavailable_reason, registers, shared_bytes, local_bytes") +
-        (has_plans ? ", plan_cp_segment_chunks, plan_prepare_overlap, plan_first_segment, "
-                     "plan_prepare_split_chunk, plan_prepare_heads, plan_tail_prepare_heads, "
-                     "plan_fixup_cols, plan_block_v) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-                     "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, "
-                     "?27, ?28, ?29, ?30, ?31, ?32, ?33) "
-                   : ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
-                     "?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25) ") +
-        "ON CONFLICT (sweep_id, variant_id, problem_id) DO NOTHING RETURNING id");
+    // device_id (schema v5) is named only when set, so the writer also fills files of older
+    // versions (the migration tests build them with it).
+    std::string columns =
+        "sweep_id, variant_id, problem_id, outcome, message, max_rel_rms, errors_json, latency_p20_ms, "
+        "latency_p50_ms, latency_p80_ms, sample_count, rel_spread, clock_mhz, sm_busy_pct, "
+        "achieved_occupancy_pct, issue_active_pct, dram_pct, tensor_pipe_pct, sm_throughput_pct, "
+        "memory_sol_pct, gpc_clock_hz, metrics_unavailable_reason, registers, shared_bytes, local_bytes";
+    int count = 25;
+    if (has_plans) {
+      columns += ", plan_cp_segment_chunks, plan_prepare_overlap, plan_first_segment, plan_prepare_split_chunk, "
+                 "plan_prepare_heads, plan_tail_prepare_heads, plan_fixup_cols, plan_block_v";
+      count += 8;
+    }
+    const int device_column = r.device_id ? ++count : 0;
+    if (r.device_id) columns += ", device_id";
+    std::string values;
+    for (int i = 1; i <= count; ++i) values += (i > 1 ? ", ?" : "?") + std::to_string(i);
+    Statement insert(db_, "INSERT INTO main.results (" + columns + ") VALUES (" + values +
+                              ") ON CONFLICT (sweep_id, variant_id, problem_id) DO NOTHING RETURNING id");
     const MetricsRecord& m = r.metrics;
     insert.bind(1, r.sweep_id).bind(2, r.variant_id).bind(3, r.problem_id);
     insert.bind(4, to_string(r.outcome)).bind(5, r.message).bind(6, r.max_rel_rms);
@@ -269,6 +295,7 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
       insert.bind(30, plan.prepare_heads).bind(31, plan.tail_prepare_heads);
       insert.bind(32, plan.fixup_cols).bind(33, plan.block_v);
     }
+    if (r.device_id) insert.bind(device_column, *r.device_id);
     if (!insert.step()) {
       Statement find(db_, "SELECT id FROM results WHERE sweep_id = ?1 AND variant_id = ?2 AND problem_id = ?3");
       find.bind(1, r.sweep_id).bind(2, r.variant_id).bind(3, r.problem_id).step();

@@ -1,4 +1,4 @@
-// The gate-free inverse A0 = (I + N)^-1 of gdn.md section 2, N = StrictLower(diag(beta) K K^T).
+// The gate-free inverse A0 = (I + N)^-1 of docs/spec.md section 2, N = StrictLower(diag(beta) K K^T).
 #include <stdexcept>
 #include <string>
 

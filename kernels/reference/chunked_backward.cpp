@@ -1,4 +1,4 @@
-// The chunked backward: the template the GPU backward follows (gdn.md section 2,
+// The chunked backward: the template the GPU backward follows (docs/spec.md section 2,
 // "Backward structure"). Names as in reference_chunk.hpp and chunked_forward.cpp.
 //
 // Structure per (sequence, value head):

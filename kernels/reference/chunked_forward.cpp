@@ -1,4 +1,4 @@
-// The chunked forward (gdn.md section 2): per chunk of C = 64 rows, with S the chunk's start
+// The chunked forward (docs/spec.md section 2): per chunk of C = 64 rows, with S the chunk's start
 // state (K x V) and the names of reference_chunk.hpp,
 //   W'     = V - diag(e) K S                         (e_r = exp(gamma_r))
 //   V_new  = Ag W'                                   (Ag = (Gam o A0) diag(beta))

@@ -1,4 +1,4 @@
-// rel_rms: the correctness metric of gdn.md section 4.
+// rel_rms: the correctness metric of docs/spec.md section 4.
 #include <cmath>
 #include <limits>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-// The token-loop oracle, backward: reverse mode of the token step (gdn.md section 1).
+// The token-loop oracle, backward: reverse mode of the token step (docs/spec.md section 1).
 //
 // With P = S_{t-1}, alpha = exp(g_t), b = beta_t and S_t = alpha (I - b k k^T) P + b k v^T,
 // o_t = scale S_t^T q_t, and dS the gradient with respect to S_t (from later tokens and dht):

@@ -1,4 +1,4 @@
-// The oracle's single-token step (gdn.md section 1), shared by its forward and by the state
+// The oracle's single-token step (docs/spec.md section 1), shared by its forward and by the state
 // recomputation of its backward so that both walk exactly the same arithmetic.
 #pragma once
 

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "gdn/variant.hpp"
 #include "gdn/variant_config.hpp"
 
 namespace gdn {

@@ -2,18 +2,18 @@
 //
 // Why it looks the way it does. GDN prefill is a recurrence: per (sequence, value head) the
 // chunks of a sequence run one after another, and one CTA owns one (chain, V-block). The
-// measured lesson (docs/anchors.md) is that chain length, not arithmetic, sets the time once
+// measured lesson (docs/decisions/cp-and-chain-length.md) is that chain length, not arithmetic, sets the time once
 // the GPU is not full: the same tokens in twice as many half-length chains ran twice as fast.
 // So the rule, step by step, each step narrowing the candidates:
 //   1. family:  the fused family when one is compiled and implementable (state in registers,
 //               one launch); the staged decomposition is the correctness baseline, the fallback.
 //      layout:  the column-warp loop (WarpRoles::ColumnWarps) when one remains: on the H200 it
-//               beat the producer/consumer and cooperative loops on every shape of the session-4
-//               loop bench (bench/results/h200_2026-11-30_s4/fused_bench.txt; e.g. 8192x4 at
-//               16/64 heads 1.95 ms against 2.79 and 4.14) and won every bucket of the session-4
+//               beat the producer/consumer and cooperative loops on every shape of the loop
+//               bench (docs/decisions/column-warp-loop.md; e.g. 8192x4 at
+//               16/64 heads 1.95 ms against 2.79 and 4.14) and won every bucket of an
 //               anchor sweep. Steps 2-5 then choose among its block_v and CP segments.
-//   2. block_v: for the column-warp loop the narrowest (64): in the session-6 anchor sweep
-//               (bench/results/h200_2026-11-30_s6/anchors_sweep_h200.sqlite) its 64-column
+//   2. block_v: for the column-warp loop the narrowest (64): in an anchor sweep of every
+//               column-warp variant (docs/decisions/block-v-64.md) its 64-column
 //               variants were fastest on 169 of 171 rows and within 4.5 % on the other two,
 //               while the fill rule below picked 128 columns where that cost up to 1.30x
 //               (2 x 32768 tokens at 16/64 heads). Two 64-column CTAs per SM hold as many math
@@ -36,24 +36,24 @@
 //               128-chunk segments, 1.0 ms against 1.9 ms unsplit; 4x8192 with 8 heads, 128
 //               CTAs, ran best unsplit.)
 //               The column-warp loop (whose CP pass 1 runs in its own layout) has its own
-//               step, fitted to the session-6 anchor sweep of its variants (the tensor-core
+//               step, fitted to an anchor sweep of its variants (the tensor-core
 //               fix-up with prefetched transfers made short segments cheap; a CPU test replays
 //               the sweep): the slots are the SMs (one CTA each, not its two per SM); CP when
 //               the unsplit launch leaves more than half of them idle and the longest sequence
 //               has at least 64 chunks (shorter ones mostly ran best unsplit). With the
 //               exclusive prepare overlap (64 columns, at most one CTA per two SMs: the
-//               prepare kernel runs on the SMs the loop leaves; session 9) the unsplit loop
+//               prepare kernel runs on the SMs the loop leaves) the unsplit loop
 //               got 5-19 % faster, and CP now pays only while the CTAs busy along the longest
 //               chain (each sequence's CTAs weighted by its length over the longest's) are
 //               under 2/5 of the SMs: unsplit at 64 CTAs (1 x 32768 at 32/32: 0.77 ms against
 //               0.98 in 128-chunk segments), split at 48 (8/24: 0.61 against 0.72) and for
 //               ragged pairs whose long sequence dominates (28672 + 4096 at 16/16: 0.53
-//               against 0.63). Replayed over the session-9 sweep: 1.7 %, worst 1.26x. A segment
+//               against 0.63). Replayed over the committed sweep: 1.7 %, worst 1.26x. A segment
 //               length's CTAs are those of every sequence's segments (about total chunks /
 //               segment), and the longest segment that fills 3/4 of the SMs wins, else the
-//               shortest that splits. On the session-6 sweep, against the fastest variant of each of the 171 anchor
+//               shortest that splits. On the sweep it was fitted to, against the fastest variant of each of the 171 anchor
 //               rows the rule (with step 2) is 2.2 % slower (geometric mean, worst row 1.23x);
-//               the session-5 step (a quarter idle, 96 chunks) with the fill rule's block_v
+//               the earlier step (a quarter idle, 96 chunks) with the fill rule's block_v
 //               would be 3.4 % (worst 1.30x) on the same sweep.
 //   4. warp roles: the layout with the most warps resident per SM (CTAs per SM x threads per
 //               CTA, when known): the producer/consumer CTA of 8 warps against one cooperative

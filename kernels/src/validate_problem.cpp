@@ -9,7 +9,7 @@ namespace gdn::detail {
 
 namespace {
 
-constexpr int32_t kSupportedHeadDim = 128;  // the only K = V the kernels implement (gdn.md)
+constexpr int32_t kSupportedHeadDim = 128;  // the only K = V the kernels implement (docs/spec.md)
 
 const char* dtype_name(int d) {
   switch (d) {

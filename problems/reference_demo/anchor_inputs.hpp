@@ -1,4 +1,4 @@
-// Inputs drawn as the anchor tables drew theirs (docs/gdn.md section 5), for the CPU reference:
+// Inputs drawn as the anchor tables drew theirs (docs/benchmarking.md), for the CPU reference:
 // q, k = l2norm(randn) and v = randn, rounded to bf16; g = logsigmoid(randn) / 16 with g = 0 on
 // a random 25% of the value heads; beta = sigmoid(randn); h0 = randn.
 #pragma once

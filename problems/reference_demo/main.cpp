@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Runs the float64 CPU reference (oracle and chunked form) over a shape set"};
   app.add_option("--shapes", opt.shapes, "shape set name (scripts/shapes/<name>.csv) or path")
       ->capture_default_str();
-  app.add_option("--seed", opt.seed, "seed of the inputs (docs/gdn.md section 5)")
+  app.add_option("--seed", opt.seed, "seed of the inputs (docs/benchmarking.md)")
       ->capture_default_str();
   app.add_flag("--backward", opt.backward, "also run and compare the backward pass");
   app.add_option("--max-work", opt.max_work,

@@ -1,4 +1,4 @@
-// Metric-set definitions. Names validated against CUPTI 13.0 on GH100 (profiling.md): the
+// Metric-set definitions. Names validated against CUPTI 13.0 on GH100 (docs/benchmarking.md): the
 // first eight fit one replay pass together; the SOL pair needs 8 and 5 passes alone.
 #include "gdn/profiler/metrics.hpp"
 

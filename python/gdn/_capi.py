@@ -103,14 +103,16 @@ _REPO_ROOT = _PACKAGE_DIR.parent.parent
 
 
 def candidate_paths():
-    """Where libgdn.so is looked for, in order: $GDN_LIBRARY, the repo's build, the package."""
-    paths = []
+    """Where libgdn.so is looked for, in order.
+
+    $GDN_LIBRARY alone when it is set (an explicit choice: a missing file is an error, never a
+    silent fallback); else the library installed inside this package (pip install), then the
+    build folder of the source checkout this package lives in (<repo>/build/kernels).
+    """
     env = os.environ.get("GDN_LIBRARY")
     if env:
-        paths.append(Path(env))
-    paths.append(_REPO_ROOT / "build" / "kernels" / "libgdn.so")
-    paths.append(_PACKAGE_DIR / "libgdn.so")
-    return paths
+        return [Path(env)]
+    return [_PACKAGE_DIR / "libgdn.so", _REPO_ROOT / "build" / "kernels" / "libgdn.so"]
 
 
 class Library:
@@ -184,11 +186,16 @@ def library():
         if _library is None:
             tried = candidate_paths()
             found = next((p for p in tried if p.is_file()), None)
+            if found is None and os.environ.get("GDN_LIBRARY"):
+                raise GdnNotAvailableError(
+                    f"GDN_LIBRARY={tried[0]}: expected the path of libgdn.so; no such file "
+                    f"(unset GDN_LIBRARY to use the library installed with the package)")
             if found is None:
                 listing = ", ".join(str(p) for p in tried)
                 raise GdnNotAvailableError(
-                    f"libgdn.so not found (tried {listing}); build it (cmake --build build "
-                    f"--target gdn) or set GDN_LIBRARY to its path")
+                    f"libgdn.so not found (tried {listing}); install the package (pip install "
+                    f"<gdnlab checkout>), build it (cmake --build build --target gdn) or set "
+                    f"GDN_LIBRARY to its path")
             _library = Library(found)
         return _library
 

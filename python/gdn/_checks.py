@@ -8,7 +8,7 @@ cu_seqlens, the values. Every failure names the argument, what was expected and 
 import ctypes
 import math
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence
 
 from . import _capi
 from ._errors import GdnArgumentError
@@ -32,25 +32,26 @@ def _is_tensor_like(x):
     return all(hasattr(x, a) for a in ("dtype", "device", "shape", "is_contiguous"))
 
 
-def _describe_device(device):
+def describe_device(device):
     idx = getattr(device, "index", None)
     return f"{device.type}" if idx is None else f"{device.type}:{idx}"
 
 
-def check_device_tensor(name, t, dtypes, ndim, device=None, cuda_hint=""):
-    """A contiguous CUDA tensor of one of `dtypes` (names) with `ndim` dimensions."""
+def check_device_tensor(name, t, dtypes, ndim, device=None, cuda_hint="", contiguous=True):
+    """A contiguous CUDA tensor of one of `dtypes` (names) with `ndim` dimensions (any strides
+    with contiguous=False, for callers that make the tensor contiguous themselves)."""
     if not _is_tensor_like(t):
         _fail(name, "a torch.Tensor", type(t).__name__)
     if t.device.type != "cuda":
-        _fail(name, "a CUDA tensor", f"a tensor on {_describe_device(t.device)}{cuda_hint}")
+        _fail(name, "a CUDA tensor", f"a tensor on {describe_device(t.device)}{cuda_hint}")
     if device is not None and (t.device.type, t.device.index) != (device.type, device.index):
-        _fail(name, f"a tensor on {_describe_device(device)} (the device of q)",
-              f"one on {_describe_device(t.device)}")
+        _fail(name, f"a tensor on {describe_device(device)} (the device of q)",
+              f"one on {describe_device(t.device)}")
     if dtype_name(t.dtype) not in dtypes:
         _fail(name, "dtype " + " or ".join(sorted(dtypes)), f"dtype {dtype_name(t.dtype)}")
     if len(t.shape) != ndim:
         _fail(name, f"{ndim} dimensions", f"shape {tuple(t.shape)}")
-    if not t.is_contiguous():
+    if contiguous and not t.is_contiguous():
         _fail(name, "a contiguous tensor", "a non-contiguous one (call .contiguous() first)")
 
 
@@ -71,11 +72,12 @@ class ProblemSpec:
     V: int
     qkv_dtype: int
     beta_dtype: int
-    scale: float
+    scale: Optional[float]  # None only in an unresolved spec (the default K^-0.5)
     state_layout: int
     cu_seqlens_dtype: int = _capi.GDN_INT32
     cu_seqlens_ptr: int = 0
     cu_seqlens_host: Optional[ctypes.Array] = None  # kept alive with the spec
+    cu_seqlens_offsets: Optional[List[int]] = None  # the checked host copy as ints
     max_seqlen_hint: int = 0
 
     def state_shape(self):
@@ -101,12 +103,12 @@ class ProblemSpec:
         return p
 
 
-def host_seqlens(values, name, dtype, expected_len):
-    """A ctypes array holding a host copy of cu_seqlens, in the device tensor's dtype."""
+def host_offsets(values, name, expected_len):
+    """The host copy of cu_seqlens (a CPU tensor or a sequence of ints) as a list of ints."""
     if _is_tensor_like(values):
         if values.device.type != "cpu":
             _fail(name, "a CPU tensor or a sequence of ints",
-                  f"a tensor on {_describe_device(values.device)}")
+                  f"a tensor on {describe_device(values.device)}")
         if len(values.shape) != 1:
             _fail(name, "1 dimension", f"shape {tuple(values.shape)}")
         values = values.tolist()
@@ -116,55 +118,81 @@ def host_seqlens(values, name, dtype, expected_len):
         _fail(name, "a CPU tensor or a sequence of ints", type(values).__name__)
     if len(ints) != expected_len:
         _fail(name, f"{expected_len} entries (as many as cu_seqlens)", f"{len(ints)}")
+    return ints
+
+
+def host_seqlens(values, name, dtype, expected_len):
+    """A ctypes array holding a host copy of cu_seqlens, in the device tensor's dtype."""
+    ints = host_offsets(values, name, expected_len)
     ctype = ctypes.c_int64 if dtype == _capi.GDN_INT64 else ctypes.c_int32
     return (ctype * len(ints))(*ints), ints
 
 
 def check_fwd_inputs(q, k, v, g, beta, scale=None, initial_state=None, cu_seqlens=None,
                      cu_seqlens_cpu: Optional[Sequence[int]] = None, state_layout="kv",
-                     cuda_hint=""):
-    """Checks the forward's arguments and returns their ProblemSpec."""
-    check_device_tensor("q", q, QKV_DTYPES, 4, cuda_hint=cuda_hint)
+                     cuda_hint="", resolve=True, contiguous=True):
+    """Checks the forward's arguments and returns their ProblemSpec.
+
+    resolve=False reads no data pointer and builds no host copy (the spec then holds neither):
+    the form torch.compile traces, and the form that works on fake tensors. contiguous=False
+    accepts any strides (for callers that make the tensors contiguous before the call).
+    """
+    def tensor(name, t, dtypes, ndim, device=None):
+        check_device_tensor(name, t, dtypes, ndim, device, cuda_hint, contiguous)
+
+    # int() would pin a symbolic size to its traced value (a recompile per length under
+    # torch.compile): sizes stay as given unless the spec is resolved for a call.
+    size = int if resolve else (lambda x: x)
+
+    tensor("q", q, QKV_DTYPES, 4)
     dev = q.device
-    B, T, Hk, K = (int(x) for x in q.shape)
+    B, T, Hk, K = (size(x) for x in q.shape)
     qdt = dtype_name(q.dtype)
-    check_device_tensor("k", k, {qdt}, 4, dev)
+    tensor("k", k, {qdt}, 4, dev)
     check_shape("k", k, (B, T, Hk, K), "[B, T, Hk, K] like q")
-    check_device_tensor("v", v, {qdt}, 4, dev)
-    Hv, V = int(v.shape[2]), int(v.shape[3])
+    tensor("v", v, {qdt}, 4, dev)
+    Hv, V = size(v.shape[2]), size(v.shape[3])
     if tuple(v.shape[:2]) != (B, T):
         _fail("v", f"shape ({B}, {T}, Hv, V) [B, T, Hv, V] with B, T of q", f"shape {tuple(v.shape)}")
     if Hk <= 0 or Hv % Hk != 0:
         _fail("v", f"a head count Hv that is a multiple of q's Hk = {Hk}", f"Hv = {Hv}")
-    check_device_tensor("g", g, {"float32"}, 3, dev)
+    tensor("g", g, {"float32"}, 3, dev)
     check_shape("g", g, (B, T, Hv), "[B, T, Hv]")
-    check_device_tensor("beta", beta, {"float32", qdt}, 3, dev)
+    tensor("beta", beta, {"float32", qdt}, 3, dev)
     check_shape("beta", beta, (B, T, Hv), "[B, T, Hv]")
 
     if state_layout not in STATE_LAYOUTS:
         _fail("state_layout", "'kv' ([N, Hv, K, V], FLA) or 'vk' ([N, Hv, V, K])", repr(state_layout))
-    if scale is None:
+    # Unresolved, a default scale stays None: K may be symbolic while tracing, and the op
+    # computes K**-0.5 from the real tensors.
+    if scale is None and resolve:
         scale = K ** -0.5
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))
+                              or not math.isfinite(scale)):
         _fail("scale", "a finite float or None", repr(scale))
 
     spec = ProblemSpec(B=B, T=T, N=B, Hk=Hk, Hv=Hv, K=K, V=V, qkv_dtype=QKV_DTYPES[qdt],
-                       beta_dtype=BETA_DTYPES[dtype_name(beta.dtype)], scale=float(scale),
+                       beta_dtype=BETA_DTYPES[dtype_name(beta.dtype)],
+                       scale=None if scale is None else float(scale),
                        state_layout=STATE_LAYOUTS[state_layout], max_seqlen_hint=T)
     if cu_seqlens is not None:
-        check_device_tensor("cu_seqlens", cu_seqlens, INDEX_DTYPES, 1, dev)
+        tensor("cu_seqlens", cu_seqlens, INDEX_DTYPES, 1, dev)
         if B != 1:
             _fail("q", "batch size B = 1 when cu_seqlens is given (packed sequences)", f"B = {B}")
-        n_entries = int(cu_seqlens.shape[0])
+        n_entries = size(cu_seqlens.shape[0])
         if n_entries < 1:
             _fail("cu_seqlens", "at least 1 entry ([N+1] offsets)", "0 entries")
         spec.N = n_entries - 1
         spec.cu_seqlens_dtype = INDEX_DTYPES[dtype_name(cu_seqlens.dtype)]
-        spec.cu_seqlens_ptr = int(cu_seqlens.data_ptr())
         spec.max_seqlen_hint = 0
-        if cu_seqlens_cpu is not None:
+        if resolve:
+            spec.cu_seqlens_ptr = int(cu_seqlens.data_ptr())
+        if cu_seqlens_cpu is not None and not resolve:
+            spec.cu_seqlens_offsets = host_offsets(cu_seqlens_cpu, "cu_seqlens_cpu", n_entries)
+        elif cu_seqlens_cpu is not None:
             spec.cu_seqlens_host, ints = host_seqlens(cu_seqlens_cpu, "cu_seqlens_cpu",
                                                       spec.cu_seqlens_dtype, n_entries)
+            spec.cu_seqlens_offsets = ints
             spec.max_seqlen_hint = max((b - a for a, b in zip(ints, ints[1:])), default=0)
             spec.max_seqlen_hint = max(spec.max_seqlen_hint, 0)
     elif cu_seqlens_cpu is not None:
@@ -172,7 +200,7 @@ def check_fwd_inputs(q, k, v, g, beta, scale=None, initial_state=None, cu_seqlen
               "a host copy without cu_seqlens")
 
     if initial_state is not None:
-        check_device_tensor("initial_state", initial_state, {"float32"}, 4, dev)
+        tensor("initial_state", initial_state, {"float32"}, 4, dev)
         check_shape("initial_state", initial_state, spec.state_shape(),
                     "[N, Hv, K, V]" if state_layout == "kv" else "[N, Hv, V, K]")
     return spec

@@ -2,22 +2,24 @@
 
 No torch extension is built: tensors are handed to the C API as raw data_ptr()s with the current
 CUDA stream, and scratch memory comes from torch's allocator (so calls capture into CUDA graphs).
-torch is imported on first call, so `import gdn` works where torch is absent.
+The calls run inside the torch.library custom ops of _torch_library.py, which give torch.compile
+and autograd their view of them. torch is imported on first call, so `import gdn` works where
+torch is absent.
 """
 
-import functools
-
 from . import _capi
-from ._checks import check_fwd_inputs, check_grad, dtype_name
+from ._checks import check_fwd_inputs
 from ._errors import GdnArgumentError, GdnNotAvailableError
 
 
 def _torch():
+    """torch, with gdn's custom ops registered (a no-op after `import gdn` found torch)."""
     try:
         import torch
     except ImportError as e:
         raise GdnNotAvailableError("gdn.chunk_gated_delta_rule needs PyTorch (import torch "
                                    "failed); the ctypes layer gdn.library() works without it") from e
+    from . import _torch_library  # noqa: F401  (defines torch.ops.gdn.*)
     return torch
 
 
@@ -72,43 +74,6 @@ def backward_raw(spec, q, k, v, g, beta, initial_state, d_o, dht, want_dh0):
     return dq, dk, dv, dg, dbeta, dh0
 
 
-@functools.lru_cache(maxsize=1)
-def _autograd_function():
-    """The torch.autograd.Function, defined on first use (its base class needs torch)."""
-    torch = _torch()
-
-    class ChunkGatedDeltaRule(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, q, k, v, g, beta, initial_state, cu_seqlens, spec, output_final_state):
-            o, ht = forward_raw(spec, q, k, v, g, beta, initial_state, output_final_state)
-            # cu_seqlens is saved only to keep the memory behind spec's pointer alive.
-            ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens)
-            ctx.spec = spec  # the device pointer and the host copy of cu_seqlens
-            ctx.set_materialize_grads(False)  # an unused final state gives dht = None -> NULL
-            return o, ht
-
-        @staticmethod
-        def backward(ctx, d_o, dht):
-            q, k, v, g, beta, h0, _ = ctx.saved_tensors
-            if d_o is None:
-                d_o = torch.zeros_like(v)
-            d_o = d_o.to(v.dtype).contiguous()
-            check_grad("grad of o", d_o, v.device, tuple(v.shape), {dtype_name(v.dtype)})
-            if dht is not None:
-                dht = dht.to(torch.float32).contiguous()
-                check_grad("grad of final_state", dht, q.device, ctx.spec.state_shape(),
-                           {"float32"})
-            want_dh0 = h0 is not None and ctx.needs_input_grad[5]
-            dq, dk, dv, dg, dbeta, dh0 = backward_raw(ctx.spec, q, k, v, g, beta, h0, d_o, dht,
-                                                      want_dh0)
-            needs = ctx.needs_input_grad
-            grads = [dq, dk, dv, dg, dbeta, dh0]
-            grads = [t if needs[i] else None for i, t in enumerate(grads)]
-            return (*grads, None, None, None)
-
-    return ChunkGatedDeltaRule
-
-
 def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
                            output_final_state=False, cu_seqlens=None, cu_seqlens_cpu=None,
                            state_layout="kv"):
@@ -121,6 +86,10 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     library check the offsets and pick a kernel from the longest sequence without any
     device-to-host copy. final_state is None unless output_final_state. Differentiable with
     respect to q, k, v, g, beta and initial_state (and through final_state).
+
+    Under torch.compile the call is one graph node (torch.ops.gdn.chunk_gated_delta_rule_fwd);
+    give cu_seqlens_cpu as a list of ints there (a CPU tensor's values cannot be read while
+    tracing).
     """
     torch = _torch()
     if not isinstance(output_final_state, bool):
@@ -129,6 +98,8 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     hint = "" if torch.cuda.is_available() else " (this machine has no usable CUDA device)"
     spec = check_fwd_inputs(q, k, v, g, beta, scale=scale, initial_state=initial_state,
                             cu_seqlens=cu_seqlens, cu_seqlens_cpu=cu_seqlens_cpu,
-                            state_layout=state_layout, cuda_hint=hint)
-    return _autograd_function().apply(q, k, v, g, beta, initial_state, cu_seqlens, spec,
-                                      output_final_state)
+                            state_layout=state_layout, cuda_hint=hint, resolve=False)
+    o, final_state = torch.ops.gdn.chunk_gated_delta_rule_fwd(
+        q, k, v, g, beta, initial_state, cu_seqlens, spec.cu_seqlens_offsets, spec.scale,
+        output_final_state, state_layout)
+    return o, (final_state if output_final_state else None)

@@ -125,8 +125,8 @@ def lognormal_batch(seed, total, median, sigma, longest):
 
 # (name, lengths, description). Realistic shapes of a prefill batch in a serving engine.
 PRODUCT_LAYOUTS = [
-    ("ragged_4k", [410, 431, 294, 991, 386, 1584], "gdn.md ragged list"),
-    ("short_pair", [47, 81], "gdn.md short list"),
+    ("ragged_4k", [410, 431, 294, 991, 386, 1584], "docs/spec.md ragged list"),
+    ("short_pair", [47, 81], "docs/spec.md short list"),
     ("chat_16k", lognormal_batch("chat/16384", 16384, 600, 1.0, 8192), "chat prompts"),
     ("many_short_8k", lognormal_batch("short/8192", 8192, 100, 0.8, 1024), "short turns"),
     ("long_plus_short_32k", [24576] + lognormal_batch("tail/8192", 8192, 400, 0.9, 4096),
@@ -161,9 +161,8 @@ SETS = {
         " see the generator.", bwd_anchors()),
     "fwd_anchors_tuned61.csv": lambda: document(
         "Forward anchors rows 0..60 (2/8, 4/16, 8/32 heads and 4 rows of 16/64): the rows that"
-        " session 2's H200 anchor sweep measured with every fused variant before the lent GPU time"
-        " ran out (bench/results/h200_2026-11-30_s2/); the oracle-gap validation sweep re-measured"
-        " exactly these.", fwd_anchors()[:61]),
+        " the H200 anchor sweeps of tests/data/anchors_sweeps_h200.sqlite measured with every fused"
+        " variant; its oracle-gap validation sweep re-measured exactly these.", fwd_anchors()[:61]),
     "product.csv": lambda: document(
         "Product: packed variable-length batches shaped like serving traffic"
         " (seeded log-normal lengths).", product()),

@@ -1,5 +1,5 @@
-// Sweep comparison on real data: the session-2 H200 anchor database
-// (bench/results/h200_2026-11-30_s2/anchors_sweeps_h200.sqlite) holds the tuning sweep of the
+// Sweep comparison on real data: the H200 anchor database
+// (tests/data/anchors_sweeps_h200.sqlite) holds the tuning sweep of the
 // forward anchor set (sweep 2, rows 0-60 complete) and an independent re-measurement of those 61
 // rows from another shape-set file (sweep 3). Comparison matches problems by shape, not by id
 // (the two sets have different problem rows), on the same device and build: every row of
@@ -22,7 +22,7 @@
 namespace gdn::db::test {
 namespace {
 
-const char* kAnchors = "bench/results/h200_2026-11-30_s2/anchors_sweeps_h200.sqlite";
+const char* kAnchors = "tests/data/anchors_sweeps_h200.sqlite";
 
 // Best Passed p50 per (h_qk, h_v, seqlens) of a sweep, straight from the rows.
 std::map<std::tuple<int, int, std::string>, double> best_by_sql(const std::string& path,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "db_fixture.hpp"
+#include "gdn/db/merge.hpp"
 #include "gdn/db/model.hpp"
 #include "gdn/db/selection.hpp"
 #include "scenario.hpp"
@@ -279,10 +280,10 @@ TEST(Database, MigratesVersion3To4KeepingOverridesForEveryBalance) {
   EXPECT_EQ(list_overrides(db, sc.sweep)[1].key, b.key);
 }
 
-// Version 5: the dead config columns go, plan pins join the variants and the recorded plan
+// Version 6: the dead config columns go, plan pins join the variants and the recorded plan
 // the results; ids, references and every other value stay. Read-only, a version-4 file reads
 // as it is (rule pins, no recorded plan).
-TEST(Database, MigratesVersion4To5DroppingDeadColumnsAndAddingPlans) {
+TEST(Database, MigratesVersion4To6DroppingDeadColumnsAndAddingPlans) {
   ScratchDir dir;
   const std::string path = dir.file("v4.db");
   const Scenario sc = write_version2_database(path);
@@ -345,17 +346,68 @@ TEST(Database, MigratesVersion4To5DroppingDeadColumnsAndAddingPlans) {
   EXPECT_THROW(w.register_variant(pinned), DbError);
 }
 
-TEST(Database, Version4RefusesPinnedCandidates) {
-  ScratchDir dir;
-  Database v4 = Database::open(dir.file("v4.db"), {.migrate_to_version = 4});
-  VariantRecord pinned = fused_variant("gdn_fwd_A+ov1", 64, 2);
-  pinned.pins.prepare_overlap = 1;
-  try {
-    ResultsWriter(v4).register_variant(pinned);
-    FAIL() << "a version-4 file has no pin columns";
-  } catch (const DbError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema version 5"), std::string::npos) << e.what();
+TEST(Database, VersionsBeforePlansRefusePinnedCandidates) {
+  for (int version : {4, 5}) {
+    ScratchDir dir;
+    Database old = Database::open(dir.file("old.db"), {.migrate_to_version = version});
+    VariantRecord pinned = fused_variant("gdn_fwd_A+ov1", 64, 2);
+    pinned.pins.prepare_overlap = 1;
+    try {
+      ResultsWriter(old).register_variant(pinned);
+      FAIL() << "a version-" << version << " file has no pin columns";
+    } catch (const DbError& e) {
+      EXPECT_NE(std::string(e.what()).find("schema version 6"), std::string::npos) << e.what();
+    }
   }
+}
+
+// A version-5 file (sharded sweeps, results.device_id, no plans) reads as it is read-only
+// (rule pins, no recorded plan, the result's device kept) and migrates to version 6 keeping
+// results.device_id and the shard tables.
+TEST(Database, MigratesVersion5KeepingResultDevicesAndAddingPlans) {
+  ScratchDir dir;
+  const std::string path = dir.file("v5.db");
+  const Scenario sc = write_version2_database(path);
+  std::vector<std::string> results_before;
+  std::int64_t result_id = 0;
+  {
+    Database v5 = Database::open(path, {.migrate_to_version = 5});
+    ASSERT_EQ(v5.schema_version(), 5);
+    result_id = std::stoll(rows_text(v5, "SELECT min(id) FROM main.results").at(0));
+    v5.exec("UPDATE main.results SET device_id = (SELECT device_id FROM sweeps LIMIT 1) WHERE id = " +
+            std::to_string(result_id));
+    v5.exec("INSERT INTO sweep_shard (sweep_id, shard_index, shard_count) VALUES (" +
+            std::to_string(sc.sweep) + ", 1, 2)");
+    results_before = rows_text(v5, "SELECT id, variant_id, problem_id, latency_p50_ms, device_id, "
+                                   "merged_shard_id FROM main.results ORDER BY id");
+  }
+  {
+    const Database ro = Database::open(path, {.create_if_missing = false, .read_only = true});
+    EXPECT_EQ(ro.schema_version(), 5);
+    ResultQuery q;
+    q.sweep_id = sc.sweep;
+    const std::vector<ResultRow> rows = query_results(ro, q);
+    ASSERT_FALSE(rows.empty());
+    for (const ResultRow& r : rows) {
+      EXPECT_TRUE(gdn::all_rule(r.variant.pins)) << r.variant.name;
+      EXPECT_EQ(r.result.plan, PlanRecord{}) << r.variant.name;
+    }
+    EXPECT_EQ(result_devices(ro, sc.sweep).count(result_id), 1u);
+    EXPECT_TRUE(sweep_shard(ro, sc.sweep).has_value());
+  }
+  Database db = Database::open(path);
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
+  EXPECT_EQ(rows_text(db, "SELECT id, variant_id, problem_id, latency_p50_ms, device_id, merged_shard_id "
+                          "FROM results ORDER BY id"),
+            results_before);
+  EXPECT_EQ(result_devices(db, sc.sweep).count(result_id), 1u);
+  ASSERT_TRUE(sweep_shard(db, sc.sweep).has_value());
+  EXPECT_EQ(sweep_shard(db, sc.sweep)->count, 2);
+  const std::vector<std::string> columns = rows_text(db, "SELECT name FROM pragma_table_info('results')");
+  EXPECT_EQ(std::count(columns.begin(), columns.end(), "plan_fixup_cols"), 1);
+  EXPECT_EQ(std::count(columns.begin(), columns.end(), "device_id"), 1);
+  EXPECT_EQ(rows_text(db, "SELECT DISTINCT pin_fixup_cols FROM variants"), std::vector<std::string>{"-1"});
+  EXPECT_TRUE(rows_text(db, "PRAGMA foreign_key_check").empty());
 }
 
 TEST(Database, FreshAndMigratedDatabasesHaveTheSameSchema) {
@@ -383,12 +435,12 @@ TEST(Database, ReadOnlyOpenReadsVersion2WithoutMigrating) {
   EXPECT_EQ(Database::open(path).schema_version(), kSchemaVersion);  // read-write migrates
 }
 
-// The committed databases (version 2) open read-only as the tools open them (export, gap,
+// The committed databases (versions 2 and 3) open read-only as the tools open them (export, gap,
 // report, replay, dashboard) and migrate to the current version keeping every row.
 TEST(Database, CommittedDatabasesOpenReadOnlyAndMigrate) {
   const char* committed[] = {"tests/data/smoke_h200.sqlite",  // ctest runs in the repository root
-                             "bench/results/h200_2026-11-30_s2/anchors_sweeps_h200.sqlite",
-                             "bench/results/h200_2026-11-30_s3/anchors_sweeps_h200.sqlite"};
+                             "tests/data/anchors_sweeps_h200.sqlite",
+                             "bench/results/h200_2026-11-30_anchors_sweep.sqlite"};
   for (const char* file : committed) {
     SCOPED_TRACE(file);
     ASSERT_TRUE(std::filesystem::exists(file));
@@ -406,7 +458,13 @@ TEST(Database, CommittedDatabasesOpenReadOnlyAndMigrate) {
     }
     const Database db = Database::open(copy, {.create_if_missing = false});
     EXPECT_EQ(db.schema_version(), kSchemaVersion);
-    EXPECT_EQ(table_counts(db), counts_before);
+    // Every row kept; the tables of version 5 (sharded sweeps) are added empty.
+    auto counts_after = table_counts(db);
+    for (const char* added : {"sweep_shard", "merged_shards"}) {
+      EXPECT_EQ(counts_after[added], "0") << added;
+      counts_after.erase(added);
+    }
+    EXPECT_EQ(counts_after, counts_before);
     EXPECT_EQ(rows_text(db, "SELECT * FROM variants ORDER BY id"), variants_before);
     EXPECT_TRUE(rows_text(db, "PRAGMA foreign_key_check").empty());
   }

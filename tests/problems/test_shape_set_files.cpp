@@ -1,5 +1,5 @@
 // The committed shape sets: loading by name and by path, every row valid for the C API, the
-// anchor sets matching the published anchor tables, and the edge set covering what gdn.md
+// anchor sets matching the published anchor tables, and the edge set covering what docs/spec.md
 // section 4 asks for.
 #include <gtest/gtest.h>
 

@@ -56,7 +56,7 @@ TEST(MetricSets, PmSamplingSetIsSmallAndHasNoDuration) {
   const auto pm = gp::pm_sampling_metrics();
   EXPECT_EQ(keys(pm), (std::set<std::string>{"sm_busy_pct", "achieved_occupancy_pct",
                                              "dram_throughput_pct", "tensor_pipe_pct", "sm_clock_hz"}));
-  // GH100 has no sm__pipe_tensor_op_gmma_cycles_active (profiling.md).
+  // GH100 has no sm__pipe_tensor_op_gmma_cycles_active (docs/benchmarking.md).
   for (const auto& d : pm) EXPECT_EQ(d.cupti_name.find("gmma_cycles"), std::string_view::npos);
 }
 

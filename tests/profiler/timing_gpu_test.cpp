@@ -111,7 +111,7 @@ TEST(TimingGpu, SmallCopyReadsMicrosecondsNotMilliseconds) {
   SCOPED_TRACE(summary(t));
   expect_consistent(t);
   EXPECT_GT(t.quantiles.p50, 0.0003);  // > 0.3 us
-  // profiling.md: 1.3 us by CUPTI records on the H200; events read ~6 us.
+  // docs/benchmarking.md: 1.3 us by CUPTI records on the H200; events read ~6 us.
   EXPECT_LT(t.quantiles.p50, gp::built_with_cupti() ? 0.05 : 0.1);
 }
 

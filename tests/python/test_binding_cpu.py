@@ -153,6 +153,22 @@ class ArgumentCheckTest(unittest.TestCase):
             "cu_seqlens_cpu": FakeTensor((2,), "torch.int32", values=[0, 100])})
         self.assertRejects("cu_seqlens_cpu", "None unless cu_seqlens", cu_seqlens_cpu=[0, 100])
 
+    def test_unresolved_spec_reads_no_pointer(self):
+        # The form traced by torch.compile: same checks, no data pointer, no ctypes host copy.
+        kw = fwd_inputs(T=100, seqlens=[40, 60])
+        kw["cu_seqlens"].ptr = None  # data_ptr() would return None: a read would show
+        spec = check_fwd_inputs(**kw, resolve=False)
+        self.assertEqual((spec.N, spec.cu_seqlens_ptr, spec.cu_seqlens_host), (2, 0, None))
+        self.assertEqual(spec.cu_seqlens_offsets, [0, 40, 100])
+        with self.assertRaises(gdn.GdnArgumentError) as cm:
+            check_fwd_inputs(**{**kw, "cu_seqlens_cpu": [0, 100]}, resolve=False)
+        self.assertIn("3 entries", str(cm.exception))
+
+    def test_strides_only_when_asked(self):
+        kw = {**fwd_inputs(), "q": FakeTensor((1, 100, 2, 128), contiguous=False)}
+        self.assertRejects("q", "contiguous", q=kw["q"])
+        self.assertEqual(check_fwd_inputs(**kw, contiguous=False).K, 128)
+
     def test_host_copy_from_cpu_tensor(self):
         kw = fwd_inputs(seqlens=[30, 70])
         kw["cu_seqlens_cpu"] = FakeTensor((3,), "torch.int64", dev=device("cpu"), values=[0, 30, 100])
@@ -174,19 +190,35 @@ class StatusMappingTest(unittest.TestCase):
 
 
 class LibraryLookupTest(unittest.TestCase):
+    def setUp(self):
+        self.saved = os.environ.get("GDN_LIBRARY")
+
     def tearDown(self):
+        if self.saved is None:
+            os.environ.pop("GDN_LIBRARY", None)
+        else:
+            os.environ["GDN_LIBRARY"] = self.saved
         _capi.reset_library_for_tests()
 
-    def test_env_first(self):
-        old = os.environ.get("GDN_LIBRARY")
-        try:
-            os.environ["GDN_LIBRARY"] = "/nonexistent/libgdn.so"
-            self.assertEqual(str(_capi.candidate_paths()[0]), "/nonexistent/libgdn.so")
-        finally:
-            if old is None:
-                os.environ.pop("GDN_LIBRARY")
-            else:
-                os.environ["GDN_LIBRARY"] = old
+    def test_env_alone_when_set(self):
+        os.environ["GDN_LIBRARY"] = "/nonexistent/libgdn.so"
+        self.assertEqual([str(p) for p in _capi.candidate_paths()], ["/nonexistent/libgdn.so"])
+
+    def test_env_naming_a_missing_file_fails_clearly(self):
+        # An explicit override never falls back to another copy silently.
+        os.environ["GDN_LIBRARY"] = "/nonexistent/libgdn.so"
+        _capi.reset_library_for_tests()
+        with self.assertRaises(gdn.GdnNotAvailableError) as cm:
+            gdn.library()
+        self.assertIn("GDN_LIBRARY=/nonexistent/libgdn.so", str(cm.exception))
+        self.assertIn("no such file", str(cm.exception))
+
+    def test_package_copy_before_the_build_folder(self):
+        os.environ.pop("GDN_LIBRARY", None)
+        paths = _capi.candidate_paths()
+        package_dir = os.path.dirname(gdn.__file__)
+        self.assertEqual(str(paths[0]), os.path.join(package_dir, "libgdn.so"))
+        self.assertEqual(paths[1].parts[-3:], ("build", "kernels", "libgdn.so"))
 
     def test_not_a_library(self):
         with tempfile.NamedTemporaryFile(suffix=".so") as f:

@@ -1,5 +1,5 @@
 """The binding on a GPU: forward and autograd backward against a float64 token-loop reference in
-torch (gdn.md sections 1 and 4), the FLA call signature, argument errors with real tensors, CUDA
+torch (docs/spec.md sections 1 and 4), the FLA call signature, argument errors with real tensors, CUDA
 graph capture and determinism. Prints "skipped: no CUDA device" and exits 0 without torch or a
 device (ctest then counts it as skipped)."""
 
@@ -15,7 +15,7 @@ except ImportError:
 
 import gdn
 
-# gdn.md section 4 (bf16 inputs)
+# docs/spec.md section 4 (bf16 inputs)
 BAR_FWD, BAR_GRAD, BAR_GATE_GRAD = 5e-3, 8e-3, 2e-2
 
 
@@ -26,7 +26,7 @@ def rel(x, ref):
 
 
 def make_inputs(lengths, Hk, Hv, B=1, packed=True, seed=0, dtype=None, layout="kv"):
-    """gdn.md section 4's distributions: l2-normalised q/k, beta = sigmoid(randn),
+    """docs/spec.md section 4's distributions: l2-normalised q/k, beta = sigmoid(randn),
     g = -A softplus(0.5 randn + 1) with per-head A in [0, 16) including A = 0 and A = 16."""
     dtype = dtype or torch.bfloat16
     gen = torch.Generator(device="cuda").manual_seed(seed)
@@ -59,7 +59,7 @@ def make_inputs(lengths, Hk, Hv, B=1, packed=True, seed=0, dtype=None, layout="k
 
 
 def reference(q, k, v, g, beta, initial_state, scale, cu_seqlens_cpu=None, layout="kv"):
-    """float64 token loop of gdn.md section 1; differentiable through torch autograd."""
+    """float64 token loop of docs/spec.md section 1; differentiable through torch autograd."""
     B, T, Hk, K = q.shape
     Hv = v.shape[2]
     q, k = (t.double().repeat_interleave(Hv // Hk, dim=2) for t in (q, k))

@@ -1,6 +1,6 @@
 // Internal: seeded inputs of one problem for the GPU worker, as the device buffers (16-bit
 // patterns, fp32) and, for the correctness gate, the float64 reference inputs of exactly the
-// same values. Distribution of gdn.md section 4: q, k l2-normalised; v, h0 normal;
+// same values. Distribution of docs/spec.md section 4: q, k l2-normalised; v, h0 normal;
 // beta = sigmoid(randn); g = -A_h softplus(0.5 randn + 1), A_h in [0, 16) per value head with
 // head 0 at A = 0 (no decay) and the last at A = 16 (strong decay).
 #pragma once

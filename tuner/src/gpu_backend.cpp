@@ -1,6 +1,6 @@
 // GPU backend of the worker: libgdn's variants of either pass on one device, each run with the
 // plan pins its candidate name carries (gdn/launch_plan.hpp). Gate: the variant's pass on the
-// family's small representative problem against the float64 token-loop oracle (gdn.md
+// family's small representative problem against the float64 token-loop oracle (docs/spec.md
 // section 4 bars: the forward's o and final state, the backward's six gradients). Measure:
 // can_implement, one checked call, the timing phase, then (precise rung only) the CUPTI
 // profiling phase and the optional PM timeline. Every answer carries the launch plan the call
@@ -34,7 +34,7 @@ namespace {
 using profiler::NvtxLevel;
 using profiler::NvtxRange;
 
-// Bars of gdn.md section 4 (bf16/fp16 inputs): the forward's o and final state; the
+// Bars of docs/spec.md section 4 (bf16/fp16 inputs): the forward's o and final state; the
 // backward's dq, dk, dv, dh0, and its dg, dbeta.
 constexpr double kForwardTolerance = 5e-3;
 constexpr double kGradientTolerance = 8e-3;

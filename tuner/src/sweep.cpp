@@ -15,6 +15,7 @@
 #include "gdn/profiler/protocol.hpp"
 #include "gdn/tuner/gate_problem.hpp"
 #include "gdn/tuner/progress.hpp"
+#include "gdn/tuner/shard.hpp"
 #include "gdn/tuner/stop_signals.hpp"
 #include "gdn/tuner/strategy.hpp"
 #include "gdn/tuner/worker_pool.hpp"
@@ -74,12 +75,25 @@ db::SweepSummary find_resumable(const db::Database& db, const std::string& args,
   throw std::invalid_argument(msg);
 }
 
-// Results of two devices or two builds are never mixed in one sweep.
-void check_same_provenance(const db::SweepSummary& s, std::int64_t device_id, std::int64_t build_id) {
-  if (s.sweep.device_id != device_id)
+// --resume-or-start: the newest sweep with the same arguments and protocol, finished or not.
+std::optional<db::SweepSummary> find_same(const db::Database& db, const std::string& args,
+                                          const db::ProtocolRecord& protocol) {
+  for (const auto& s : db::list_sweeps(db))
+    if (s.sweep.args == args && same_protocol(s.sweep.protocol, protocol)) return s;
+  return std::nullopt;
+}
+
+// Results of two kinds of device or two builds are never mixed in one sweep. Another GPU of
+// the same kind (a requeued batch job lands on another node) continues it, and each result it
+// measures names that GPU (ResultRecord::device_id).
+void check_same_provenance(const db::SweepSummary& s, const db::DeviceRecord& device, std::int64_t build_id) {
+  if (s.sweep.device_id != device.id && !db::same_device_kind(s.device, device))
     throw std::invalid_argument("--resume: sweep " + std::to_string(s.sweep.id) + " ran on device '" + s.device.name +
-                                "' (" + s.device.uuid + ", driver " + s.device.driver_version +
-                                "); this device differs, and results of two devices are never mixed");
+                                "' (" + s.device.uuid + ", driver " + s.device.driver_version + ", " +
+                                std::to_string(s.device.sm_clock_mhz) + " MHz); this device ('" + device.name +
+                                "', " + device.uuid + ", driver " + device.driver_version + ", " +
+                                std::to_string(device.sm_clock_mhz) +
+                                " MHz) is of another kind, and results of two kinds of device are never mixed");
   if (s.sweep.build_id != build_id)
     throw std::invalid_argument("--resume: sweep " + std::to_string(s.sweep.id) + " was measured by build " +
                                 s.build.git_sha + " [" + s.build.flags +
@@ -106,7 +120,7 @@ class Engine {
   // problem: the reason does not depend on the problem, and the full space ("all") would
   // otherwise fill the database with thousands of identical rejections.
   void record_rejected() {
-    if (plan_.problems.empty()) return;
+    if (plan_.problems.empty() || !shard_.records_rejected()) return;
     for (std::size_t v = 0; v < plan_.variants.size(); ++v) {
       if (plan_.variants[v].runnable) continue;
       if (stored(v, 0)) {
@@ -128,6 +142,10 @@ class Engine {
     std::vector<TrialScore> scores(trials.size());
     std::vector<std::size_t> need;  // positions of trials a worker must measure
     for (std::size_t i = 0; i < trials.size(); ++i) {
+      // Another shard's trial: not measured here. It scores as failed, which the strategies
+      // allow: exhaustive and random ignore scores, and halving shards whole problems, so a
+      // problem's race never mixes owned and foreign trials.
+      if (!shard_.owns(trials[i].variant, trials[i].problem)) continue;
       const auto v = runnable_[trials[i].variant], p = trials[i].problem;
       if (const auto* s = stored(v, p)) {
         scores[i] = {s->outcome == db::Outcome::Passed && s->p50.has_value(), s->p50.value_or(0)};
@@ -228,6 +246,8 @@ class Engine {
   }
 
   std::vector<std::size_t> runnable_;  // runnable variant indices: the strategy's variant axis
+  ShardFilter shard_;                  // which of the strategy's trials this sweep measures
+  std::optional<std::int64_t> result_device_;  // resumed on another GPU of the kind: named per result
   std::size_t measured_ = 0;
   double outside_worker_ms_ = 0;
   std::vector<double> round_trips_, db_writes_;
@@ -301,6 +321,7 @@ class Engine {
     r.sweep_id = sweep_id_;
     r.variant_id = plan_.variants[v].record.id;
     r.problem_id = plan_.problems[p].record.id;
+    r.device_id = result_device_;
     const auto t0 = Clock::now();
     const auto ins = w_.insert_result(r, samples, pm);
     db_writes_.push_back(ms_since(t0));
@@ -327,6 +348,16 @@ class Engine {
   std::map<Pair, Cheap> pending_cheap_;
 };
 
+// What the shard partition needs to know about the sweep (shard.hpp).
+ShardInputs shard_inputs(const SweepOptions& o, const SweepPlan& plan, const std::vector<std::size_t>& runnable) {
+  ShardInputs in;
+  in.strategy = o.strategy;
+  for (std::size_t v : runnable) in.variant_is_backward.push_back(plan.variants[v].record.pass == gdn::Pass::Backward);
+  for (const auto& p : plan.problems)
+    in.problems.push_back({family_key(p.record), {p.record.total_tokens, p.record.h_v, p.record.k, p.record.v, false}});
+  return in;
+}
+
 double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
@@ -343,15 +374,17 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
   std::optional<db::SweepSummary> resumed;
   const auto protocol = protocol_record(o.precise);
   if (o.resume) resumed = find_resumable(database, args, protocol);
+  if (o.resume_or_start) resumed = find_same(database, args, protocol);
   db::ResultsWriter writer(database);
-  const auto device_id = writer.register_device(plan.device);
+  plan.device.id = writer.register_device(plan.device);
+  const auto device_id = plan.device.id;
   const auto build_id = writer.register_build(plan.build);
   for (auto& v : plan.variants) v.record.id = writer.register_variant(v.record);
   for (auto& p : plan.problems) p.record.id = writer.register_problem(p.record);
 
   SweepOutcome out;
   if (resumed) {
-    check_same_provenance(*resumed, device_id, build_id);
+    check_same_provenance(*resumed, plan.device, build_id);
     out.sweep_id = resumed->sweep.id;
     out.resumed = true;
     writer.set_sweep_status(out.sweep_id, db::SweepStatus::Running);
@@ -369,6 +402,7 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
     s.args = args;
     out.sweep_id = writer.begin_sweep(s);
   }
+  if (o.shard.sharded()) writer.mark_shard({out.sweep_id, o.shard.index, o.shard.count});
   profiler::NvtxRange sweep_range(profiler::NvtxLevel::Sweep, "sweep " + std::to_string(out.sweep_id));
 
   WorkerPoolOptions po;
@@ -384,9 +418,15 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
     if (!v.runnable) ++rejected_pairs;
   ProgressLine progress(0, o.progress);
   Engine engine(o, plan, database, writer, out.sweep_id, pool, progress, out);
+  if (resumed && resumed->sweep.device_id != device_id) engine.result_device_ = device_id;
   for (std::size_t v = 0; v < plan.variants.size(); ++v)
     if (plan.variants[v].runnable) engine.runnable_.push_back(v);
-  progress.set_total(rejected_pairs + planned_trials(o.strategy, engine.runnable_.size(), plan.problems.size()));
+  if (o.shard.sharded()) {
+    engine.shard_ = ShardFilter(shard_inputs(o, plan, engine.runnable_), o.shard);
+    progress.set_total((engine.shard_.records_rejected() ? rejected_pairs : 0) + engine.shard_.planned_trials());
+  } else {
+    progress.set_total(rejected_pairs + planned_trials(o.strategy, engine.runnable_.size(), plan.problems.size()));
+  }
 
   const StopSignals stop_signals;  // Ctrl-C / `timeout`: stop at a result boundary
   try {

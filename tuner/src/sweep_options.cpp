@@ -85,6 +85,8 @@ void validate(const SweepOptions& o) {
   if (fs::is_directory(o.db_path)) bad("--db", "a file path", "a directory '" + o.db_path + "'");
   if (o.resume && !fs::is_regular_file(o.db_path))
     bad("--resume", "an existing database holding the unfinished sweep", "'" + o.db_path + "' (no such file)");
+  if (o.resume && o.resume_or_start)
+    bad("--resume-or-start", "either --resume or --resume-or-start", "both");
   if (o.shapes.empty() && o.replay_db.empty())
     bad("--shapes", "a shape-set name (smoke, edge, fwd_anchors, ...) or a CSV file", "nothing");
   if (o.space.empty()) bad("--space", "default, all, or a file listing variant names", "''");
@@ -116,6 +118,8 @@ void validate(const SweepOptions& o) {
   }
   if (o.replay_sweep && o.replay_db.empty())
     bad("--replay-sweep", "to be used together with --replay", "--replay-sweep without --replay");
+  if (o.shard.count < 1 || o.shard.count > kMaxShards || o.shard.index < 1 || o.shard.index > o.shard.count)
+    bad("--shard", "I/N with 1 <= I <= N <= " + std::to_string(kMaxShards), to_string(o.shard));
   if (o.replay_sweep && *o.replay_sweep <= 0)
     bad("--replay-sweep", "a sweep id > 0", std::to_string(*o.replay_sweep));
 }
@@ -143,6 +147,7 @@ std::string canonical_args(const SweepOptions& o) {
   if (p.target_rel_spread != d.target_rel_spread)
     s += " --target-spread " + shortest(p.target_rel_spread);
   if (p.time_cap_ms != d.time_cap_ms) s += " --time-cap-ms " + shortest(p.time_cap_ms);
+  if (o.shard.sharded()) s += " --shard " + to_string(o.shard);
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "../panels.hpp"
+#include "gdn/db/merge.hpp"
 #include "../ui_util.hpp"
 
 namespace gdn::gui {
@@ -15,7 +16,8 @@ namespace {
 constexpr const char* kOutcomeHeaders[db::kOutcomeCount] = {"Pass", "Incorr", "Reject", "Launch",
                                                             "Tmout", "Unsup", "Crash"};
 
-void sweep_tooltip(const db::SweepSummary& s) {
+// Read only while hovered: a merged sweep also says which shard and device its results came from.
+void sweep_tooltip(const db::SweepSummary& s, const db::Database& database) {
   if (!ImGui::IsItemHovered()) return;
   ImGui::BeginTooltip();
   ImGui::Text("sweep %lld: %s over %s, strategy %s, metrics %s", (long long)s.sweep.id,
@@ -27,6 +29,10 @@ void sweep_tooltip(const db::SweepSummary& s) {
   ImGui::Text("started %s%s%s", s.sweep.started_at.c_str(),
               s.sweep.finished_at.empty() ? "" : ", finished ", s.sweep.finished_at.c_str());
   ImGui::TextDisabled("%s", s.sweep.args.c_str());
+  if (const auto shard = db::sweep_shard(database, s.sweep.id))
+    ImGui::Text("shard %d/%d of a sharded sweep (gdnlab merge combines the shards)", shard->index, shard->count);
+  const auto origins = db::shard_origins(database, s.sweep.id);
+  if (!origins.empty()) ImGui::Text("merged from:\n%s", db::describe_origins(origins).c_str());
   ImGui::EndTooltip();
 }
 
@@ -69,7 +75,7 @@ void SweepsPanel::draw(DashboardState& state) {
     ui::hover_text("compare side B");
     ImGui::TableNextColumn();
     ImGui::Text("%lld", (long long)id);
-    sweep_tooltip(s);
+    sweep_tooltip(s, state.session.db());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(s.sweep.started_at.c_str());
     ImGui::TableNextColumn();

@@ -167,7 +167,18 @@ __device__ __forceinline__ void cp_async_16(void* dst, const void* src, int src_
                "r"(src_bytes));
 }
 
+// 4-byte asynchronous copy (a strided fp32 column, one element per thread).
+__device__ __forceinline__ void cp_async_4(void* dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_addr(dst)), "l"(src));
+}
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n"); }
+
+// Waits until at most kPending committed groups are still in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait_groups() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
 
 // Waits until at most `pending` committed groups are still in flight (0 or 1).
 __device__ __forceinline__ void cp_async_wait(int pending) {

@@ -1,5 +1,5 @@
 // Per-chunk building blocks shared by the staged kernels (and meant for the fused ones):
-// the chunk-local gate cumsum and the 64 x 64 unit-lower-triangular inverse of gdn.md
+// the chunk-local gate cumsum and the 64 x 64 unit-lower-triangular inverse of docs/spec.md
 // section 2, both on shared memory, fp32.
 #pragma once
 
@@ -55,7 +55,7 @@ __device__ __forceinline__ void chunk_reverse_cumsum_warp0(const float* in, floa
 
 // ---- X = (I + N)^-1 of a strictly lower triangular 64 x 64 N, blocked over 16 x 16 blocks ----
 //
-// gdn.md section 2's gate-free inverse, written for throughput: the prepare kernel runs it once
+// docs/spec.md section 2's gate-free inverse, written for throughput: the prepare kernel runs it once
 // per (chunk, head), so it must be cheap in instructions, not just correct. Blocks i, j in 0..3.
 //   X_ii = (I + N_ii)^-1       forward substitution; warp i, lane c < 16 keeps column c in
 //                              registers (same order as the scalar definition: bit-identical)

@@ -1,4 +1,4 @@
-// Exact intra-card context parallelism of the fused family (gdn.md section 3, lever 2):
+// Exact intra-card context parallelism of the fused family (docs/design.md):
 // the device-built segment table, and the sequential fix-up h_{i+1} = M_i h_i + N_i that turns
 // the per-segment transfers [M | N] of pass 1 into the start state of every segment.
 #include "common/chunk_math.cuh"  // inverse64::mma_3xtf32
@@ -32,9 +32,9 @@ __global__ void fill_segments(const int64_t* chunk_first, const int64_t* seg_fir
 
 // 16 warps: warp w computes rows 16 (w % 8) .. + 15 of M h over half w / 8 of the depth (state
 // rows 64 (w / 8) .. + 63). With 8 warps (one for both halves) a step's chain of dependent
-// 3xTF32 mma issued 0.49 instructions per cycle and scheduler (session 11 call 3); split over
-// two warps, each chain is half as long, but the fix-up took as long (call 8,
-// ab_fixup_warps_call8.txt): its steps are bound elsewhere (the barriers, the transfer copies).
+// 3xTF32 mma issued 0.49 instructions per cycle and scheduler (ncu); split over
+// two warps, each chain is half as long, but the fix-up took as long
+// (docs/decisions/cp-fixup-warps.md): its steps are bound elsewhere (the barriers, the transfer copies).
 constexpr int kFixWarpRows = 8;  // row blocks of 16
 constexpr int kFixThreads = 2 * kFixWarpRows * 32;
 constexpr int kLdM = kK + 4;      // M rows padded to 16-byte multiples: conflict-free ldmatrix

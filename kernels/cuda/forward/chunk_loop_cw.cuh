@@ -243,11 +243,15 @@ __device__ __forceinline__ void pack_a(uint32_t (&a)[4], const float (&C)[N][4],
 // math warps' releases; the warpgroup keeps 24 registers), warpgroups 1.. are the math
 // warpgroups (64 value columns each, the registers the producer gave back). They never meet
 // at a CTA barrier inside the loop: only the ring's mbarriers order them.
-template <int BV, class Elem, bool kTransition>
+template <int BV, class Elem, bool kTransition, bool kStates = false>
 __device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Segment& seg,
                                                   int64_t item, int h, int col0,
                                                   bool to_transfer) {
   using Ops = ElemOps<Elem>;
+  // kStates: the backward's recompute (an Output-mode launch with chunk_states): the products
+  // of pass 1 (no q, P or output) from the real start state, and each chunk's start state S^T,
+  // 16-bit, to chunk_states [chunk, Hv, V, K] (the transposed layout the fragments hold).
+  constexpr bool kNoOut = kTransition || kStates;
   constexpr int kMathThreads = cw_math_threads(BV);
   constexpr int kMathWarps = kMathThreads / 32;
   constexpr int kMathBarrier = 1;  // named barrier of the math warpgroups
@@ -272,7 +276,7 @@ __device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Se
   if (threadIdx.x < kCwProducerThreads) {
     setmaxnreg_dec<kCwProducerRegs>();
     if (threadIdx.x == 0)
-      produce_chunks<BV, kTransition>(p, sm, c_begin, c_end, h, v0, !m_part);
+      produce_chunks<BV, kNoOut>(p, sm, c_begin, c_end, h, v0, !m_part);
     return;
   }
   setmaxnreg_inc<cw_math_regs(BV)>();
@@ -328,6 +332,19 @@ __device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Se
       uint32_t sa[kK / 16][4];
 #pragma unroll
       for (int kk = 0; kk < kK / 16; ++kk) pack_a<Elem>(sa[kk], S, kk, t, unit);
+      if constexpr (kStates) {
+        // A fragment kk: (rows g, g + 8) x (columns 16 kk + 2t, + 8) of S^T, as 16-bit pairs.
+        uint32_t* st = reinterpret_cast<uint32_t*>(
+            p.chunk_states + (c * d.Hv + h) * int64_t(kK * kV) + int64_t(v0 + vw + g) * kK);
+#pragma unroll
+        for (int kk = 0; kk < kK / 16; ++kk) {
+          const int col = 16 * kk + 2 * t;
+          st[col / 2] = sa[kk][0];
+          st[(8 * kK + col) / 2] = sa[kk][1];
+          st[(col + 8) / 2] = sa[kk][2];
+          st[(8 * kK + col + 8) / 2] = sa[kk][3];
+        }
+      }
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kK / 16; ++kk) {
@@ -335,7 +352,7 @@ __device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Se
         wgmma_m64n64k16<Elem, false>(U, sa[kk], sw128_desc(sK + off, 16, 1024), kk > 0);
       }
       wgmma_commit();  // U first: the chain waits only for it; O^T runs behind W'
-      if (!kTransition) {
+      if (!kNoOut) {
         mbarrier_wait_parity(sm.q_full(), static_cast<uint32_t>(n % 2));
         wgmma_fence();  // (after the wait's branch: the fragments sa are read again)
 #pragma unroll
@@ -384,7 +401,7 @@ __device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Se
       for (int e = 0; e < 4; ++e) S[nj][e] *= elast;
     wgmma_wait<0>();  // Vd, and O^T's group before it
     fence_accumulators(VD);
-    if constexpr (!kTransition) {
+    if constexpr (!kNoOut) {
       fence_accumulators(O);
       if (lane == 0) mbarrier_arrive(sm.q_empty());  // this warp's reads of q are done
 #pragma unroll
@@ -405,7 +422,7 @@ __device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Se
       uint32_t da[kC / 16][4], fa[kC / 16][4];
 #pragma unroll
       for (int kk = 0; kk < kC / 16; ++kk) {
-        if (!kTransition) pack_a<Elem>(da[kk], VD, kk, t, unit);
+        if (!kNoOut) pack_a<Elem>(da[kk], VD, kk, t, unit);
         pack_a<Elem>(fa[kk], VD, kk, t, [&](int r) { return fv[r]; });
       }
       wgmma_fence();
@@ -413,17 +430,17 @@ __device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Se
       for (int kk = 0; kk < kC / 16; ++kk)
         wgmma_m64n128k16<Elem, true>(
             S, fa[kk], sw128_desc(sK + 2048 * kk, FusedCwSmem<BV>::kHalfBytes, 1024), true);
-      if (!kTransition) wgmma_lower_packed<Elem>(O, da, sP, true);
+      if (!kNoOut) wgmma_lower_packed<Elem>(O, da, sP, true);
       wgmma_commit();
       // The previous chunk's output while the tensor cores run the state update and O += P
       // Vd (the warp would only wait for them: the chain's longest idle stretch).
-      if (!kTransition && n > 0) store_output_cw<BV>(p, sm, o16, ci_prev, h, v0, vw, lane);
+      if (!kNoOut && n > 0) store_output_cw<BV>(p, sm, o16, ci_prev, h, v0, vw, lane);
       wgmma_wait<0>();
     }
     fence_accumulators(S);
     // Every product reading stage b (k, V, T, P, e, f) is done: the producer may refill it.
     if (lane == 0) mbarrier_arrive(sm.empty(b));
-    if constexpr (kTransition) continue;  // no output in pass 1
+    if constexpr (kNoOut) continue;  // no output in pass 1 (or the recompute)
     fence_accumulators(O);
 
     // 5. o = scale O, packed; stored during the next chunk's state update (or after the loop).
@@ -434,7 +451,7 @@ __device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Se
     }
     ci_prev = ci;
   }
-  if (!kTransition && c_end > c_begin) store_output_cw<BV>(p, sm, o16, ci_prev, h, v0, vw, lane);
+  if (!kNoOut && c_end > c_begin) store_output_cw<BV>(p, sm, o16, ci_prev, h, v0, vw, lane);
 
   if (kTransition || to_transfer) {  // columns .. of the segment's [M | N] transfer
     // (the base made opaque here: formed before the loop, its 64 element addresses would be
@@ -462,7 +479,7 @@ __device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Se
 // loop over the segment, V-block for V-block, and leave the end state in transfer's N columns
 // as pass 1 would, so that the main pass (where such segments then exit at once) has one
 // segment fewer per sequence to run after the fix-up.
-template <int BV, class Elem, bool kTransition>
+template <int BV, class Elem, bool kTransition, bool kStates = false>
 __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
     chunk_loop_cw_kernel(const __grid_constant__ FusedParams p) {
   // Launched as a programmatic dependent of the previous kernel. Beside the prepare kernel
@@ -494,12 +511,12 @@ __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
   if (kTransition && first_of_many && p.first_in_pass1)
     run_chunk_loop_cw<BV, Elem, false>(p, seg, item, h, col0 - kV, true);
   else
-    run_chunk_loop_cw<BV, Elem, kTransition>(p, seg, item, h, col0, false);
+    run_chunk_loop_cw<BV, Elem, kTransition, kStates>(p, seg, item, h, col0, false);
 }
 
-template <int BV, class Elem, bool kTransition>
+template <int BV, class Elem, bool kTransition, bool kStates = false>
 cudaError_t launch_chunk_loop_cw_mode(const FusedParams& p, unsigned items, cudaStream_t stream) {
-  const auto kernel = chunk_loop_cw_kernel<BV, Elem, kTransition>;
+  const auto kernel = chunk_loop_cw_kernel<BV, Elem, kTransition, kStates>;
   // Two 106 KB CTAs per SM at BV = 64; one alone on its SM (p.sm_alone) when padded past half.
   const size_t smem = p.sm_alone && FusedCwSmem<BV>::bytes() < kAloneLaunchSmem
                           ? kAloneLaunchSmem
@@ -515,8 +532,9 @@ cudaError_t launch_chunk_loop_cw_mode(const FusedParams& p, unsigned items, cuda
 
 template <int BV, class Elem>
 cudaError_t launch_chunk_loop_cw_typed(const FusedParams& p, unsigned items, cudaStream_t stream) {
-  return p.mode == Mode::Transition ? launch_chunk_loop_cw_mode<BV, Elem, true>(p, items, stream)
-                                    : launch_chunk_loop_cw_mode<BV, Elem, false>(p, items, stream);
+  if (p.mode == Mode::Transition) return launch_chunk_loop_cw_mode<BV, Elem, true>(p, items, stream);
+  if (p.chunk_states) return launch_chunk_loop_cw_mode<BV, Elem, false, true>(p, items, stream);
+  return launch_chunk_loop_cw_mode<BV, Elem, false>(p, items, stream);
 }
 
 #define GDN_FUSED_INSTANTIATE_CHUNK_LOOP_CW(BV)                                               \

@@ -105,6 +105,10 @@ struct FusedParams {
   float* transfer;      // CP pass 1 output
   Mode mode;
   int stages;           // ring depth, 2 or 3
+  // The backward's forward recompute (column-warp loop, Output mode): each chunk's 16-bit
+  // start state, transposed, S^T [chunk, Hv, V, K] in the input dtype (an operand of the
+  // backward's local gradients), and no output (no q, P or o). nullptr: the forward.
+  uint16_t* chunk_states;
   // Column-warp loop only: TMA descriptors of q, k ([Ttot, Hk, 128]) and v ([Ttot, Hv, 128])
   // (forward/tensor_maps.cuh); the kernel takes the block as a __grid_constant__ parameter.
   CUtensorMap tmap_q, tmap_k, tmap_v;

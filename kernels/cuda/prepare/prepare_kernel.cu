@@ -224,7 +224,7 @@ __device__ __forceinline__ int tile16_offset(int r, int c0, bool packed) {
 template <class Elem>
 __device__ __forceinline__ void write_t_task(SmemMat x, SmemMat rqk, const float* gam2, int r,
                                              int c0, float* t_out, uint16_t* tb_out,
-                                             uint16_t* p_out, bool packed) {
+                                             uint16_t* tr_out, uint16_t* p_out, bool packed) {
   using Ops = fused::ElemOps<Elem>;
   float gc[8], xv[8], qv[8] = {};
   load8(gc, gam2 + c0);
@@ -244,11 +244,12 @@ __device__ __forceinline__ void write_t_task(SmemMat x, SmemMat rqk, const float
     *reinterpret_cast<float4*>(t_out + r * kC + c0) = make_float4(t[0], t[1], t[2], t[3]);
     *reinterpret_cast<float4*>(t_out + r * kC + c0 + 4) = make_float4(t[4], t[5], t[6], t[7]);
   }
-  if (tb_out) {
+  if (tb_out || tr_out) {
     uint32_t w[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) w[i] = Ops::pack(t[2 * i], t[2 * i + 1]);
-    *reinterpret_cast<uint4*>(tb_out + tb_off) = make_uint4(w[0], w[1], w[2], w[3]);
+    if (tb_out) *reinterpret_cast<uint4*>(tb_out + tb_off) = make_uint4(w[0], w[1], w[2], w[3]);
+    if (tr_out) *reinterpret_cast<uint4*>(tr_out + r * kC + c0) = make_uint4(w[0], w[1], w[2], w[3]);
   }
   if (p_out) {
     uint32_t w[4];
@@ -271,7 +272,7 @@ __device__ __forceinline__ void write_t_task(SmemMat x, SmemMat rqk, const float
 // packed tiles keep (the upper 8 x 8 of each diagonal 16 x 16 block).
 template <class Elem>
 __device__ void write_t(SmemMat x, SmemMat rqk, const float* gam2, float* t_out,
-                        uint16_t* tb_out, uint16_t* p_out, bool packed) {
+                        uint16_t* tb_out, uint16_t* tr_out, uint16_t* p_out, bool packed) {
   static_assert(kThreads == 256 && kC == 64, "32 row pairs x 8 slots, then slot 8 by warp 0");
   {
     const int gi = threadIdx.x % 8;  // zeros above the diagonal: group gi of rows r < 8 gi
@@ -283,6 +284,7 @@ __device__ void write_t(SmemMat x, SmemMat rqk, const float* gam2, float* t_out,
         *reinterpret_cast<float4*>(t_out + r * kC + 8 * gi) = make_float4(0.f, 0.f, 0.f, 0.f);
         *reinterpret_cast<float4*>(t_out + r * kC + 8 * gi + 4) = make_float4(0.f, 0.f, 0.f, 0.f);
       }
+      if (tr_out) *reinterpret_cast<uint4*>(tr_out + r * kC + 8 * gi) = make_uint4(0, 0, 0, 0);
       if (packed && !fused::LowerPackedTile::stored(r, 8 * gi)) continue;
       const int tb_off = tile16_offset(r, 8 * gi, packed);
       if (tb_out) *reinterpret_cast<uint4*>(tb_out + tb_off) = make_uint4(0, 0, 0, 0);
@@ -291,10 +293,10 @@ __device__ void write_t(SmemMat x, SmemMat rqk, const float* gam2, float* t_out,
   }
   int r, c0;
   lower_task(threadIdx.x / 8, threadIdx.x % 8, r, c0);
-  write_t_task<Elem>(x, rqk, gam2, r, c0, t_out, tb_out, p_out, packed);
+  write_t_task<Elem>(x, rqk, gam2, r, c0, t_out, tb_out, tr_out, p_out, packed);
   if (threadIdx.x < 32) {
     lower_task(threadIdx.x, 8, r, c0);
-    write_t_task<Elem>(x, rqk, gam2, r, c0, t_out, tb_out, p_out, packed);
+    write_t_task<Elem>(x, rqk, gam2, r, c0, t_out, tb_out, tr_out, p_out, packed);
   }
 }
 
@@ -417,9 +419,10 @@ __device__ void prepare_item(const FwdParams& p, int heads, RunIndex run, int ch
                                           s.x.ld);  // ends synchronised
     float* t_out = p.ws.tmat ? p.ws.tmat + t_off : nullptr;
     uint16_t* tb_out = p.ws.t16 ? p.ws.t16 + t_off : nullptr;
+    uint16_t* tr_out = p.ws.t16_rows ? p.ws.t16_rows + t_off : nullptr;
     // P(i, j) = Gam o causal o R_qk     tile 64 x 64, beside T (one exponential for both)
     uint16_t* p_out = want_scores ? p.ws.scores16 + t_off : nullptr;
-    write_t<Elem>(s.x, s.n, gam2, t_out, tb_out, p_out, packed);
+    write_t<Elem>(s.x, s.n, gam2, t_out, tb_out, tr_out, p_out, packed);
   }
   __syncthreads();  // the item's outputs all written; shared memory free for the next item
   if (p.ws.ready && threadIdx.x == 0) {

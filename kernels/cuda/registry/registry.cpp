@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gdn/variant.hpp"
+#include "backward/bwd_variant.hpp"
 #include "forward/variant.hpp"
 #include "staged/variant.hpp"
 
@@ -74,6 +75,7 @@ const Registry& build_registry() {
     } else {
       for (const KernelConfig& c : fused::kDefaultFusedConfigs) keep(fused::make_fused_variant(c));
     }
+    for (const KernelConfig& c : bwd::kBackwardConfigs) keep(bwd::make_backward_variant(c));
 #endif
     return r;
   }();

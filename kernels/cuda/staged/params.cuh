@@ -42,6 +42,9 @@ struct ChunkWorkspace {
   float* gcum = nullptr;
   float* tmat = nullptr;     // fp32 T; nullptr when only t16 is wanted
   uint16_t* t16 = nullptr;  // 16-bit T; nullptr when not wanted
+  // A second 16-bit T, always row-major (the backward's kernels, beside a lower-packed t16 for
+  // the column-warp recompute); nullptr when not wanted.
+  uint16_t* t16_rows = nullptr;
   uint16_t* scores16 = nullptr;  // 16-bit gated causal Q K^T; nullptr when not wanted
   float* gate_ef = nullptr;      // exp gates and beta per chunk row; nullptr when not wanted
   // t16 and scores16 tiles stored lower-packed (fused::LowerPackedTile: the four 16-column

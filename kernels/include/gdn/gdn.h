@@ -1,6 +1,6 @@
 /* libgdn public C API: Gated DeltaNet chunked prefill, forward and backward.
  *
- * Semantics (see docs in the README): per sequence and value head h (k-head = h / (Hv/Hk)),
+ * Semantics (docs/spec.md): per sequence and value head h (k-head = h / (Hv/Hk)),
  *   S *= exp(g_t);  u = beta_t (v_t - S^T k_t);  S += k_t u^T;  o_t = scale S^T q_t
  * with S in R^{K x V}, fp32. Tensors are token-major and contiguous (the FLA convention):
  *   q, k  [B, T, Hk, K]   (bf16 or fp16)        v, o  [B, T, Hv, V]  (same dtype as q)

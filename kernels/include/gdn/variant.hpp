@@ -1,6 +1,6 @@
 // The one type-erased variant interface. The tuner, tests, profiler and GUI iterate the
 // registry and never name a kernel type. Registration is explicit (no static initialisers):
-// the generated file kernels/generated/registry_*.cpp lists every compiled variant.
+// kernels/cuda/registry/registry.cpp lists every compiled variant.
 #pragma once
 
 #include <span>

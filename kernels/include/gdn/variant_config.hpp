@@ -1,7 +1,7 @@
 // One config struct per kernel family: the template parameter (C++20 structural aggregate,
-// usable as a non-type template parameter), the database row (tuner/db store each field in a
-// typed column) and the generator input (scripts/gen_variants.py writes one translation unit
-// per valid config). Derived quantities are constexpr functions of it.
+// usable as a non-type template parameter), the database row (db/ stores each field in a
+// typed column) and the source of the variant's name and registration
+// (kernels/cuda/registry/registry.cpp). Derived quantities are constexpr functions of it.
 #pragma once
 
 #include <cstdint>
@@ -46,7 +46,7 @@ struct KernelConfig {
   friend constexpr bool operator==(const KernelConfig&, const KernelConfig&) = default;
 };
 
-inline constexpr int kChunk = 64;  // chunk length of every kernel (gdn.md section 2)
+inline constexpr int kChunk = 64;  // chunk length of every kernel (docs/spec.md section 2)
 
 struct ConfigCheck {
   bool ok;

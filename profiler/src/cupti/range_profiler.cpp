@@ -1,5 +1,5 @@
 // Range profiler, CUPTI 13 API: AutoRange (a range per kernel) + KernelReplay. Call order as in
-// profiling.md: initialize, chip, support, host config, enable, counter data, set config,
+// docs/benchmarking.md: initialize, chip, support, host config, enable, counter data, set config,
 // start, launch, stop, decode, evaluate per range, disable.
 #include "gdn/profiler/range_profiler.hpp"
 
@@ -64,7 +64,7 @@ void set_config(const RangeProfilerSession& session, const MetricConfig& config,
   p.counterDataImageSize = counter_data.size();
   p.pCounterDataImage = counter_data.data();
   // AutoRange + KernelReplay: per-kernel metrics. A user range around a loop misreads
-  // (profiling.md: 335 us and DRAM 67 % vs 268 us and 83 % for the same copy).
+  // (docs/benchmarking.md: 335 us and DRAM 67 % vs 268 us and 83 % for the same copy).
   p.range = CUPTI_AutoRange;
   p.replayMode = CUPTI_KernelReplay;
   p.maxRangesPerPass = ranges;

@@ -1,5 +1,5 @@
-// gdn_fused_bench: forward time of the fused variants against the staged ones on the issue-4
-// shapes. Per (layout, heads) one set of device inputs (values of the anchor kind: q, k of
+// gdn_fused_bench: forward time of the fused variants against the staged ones on a grid of
+// anchor shapes. Per (layout, heads) one set of device inputs (values of the anchor kind: q, k of
 // about unit norm, v in [-1, 1], g = small negative log-decays with a quarter of the heads at
 // 0, beta in (0, 1)); each variant runs once to warm up, is captured into a CUDA graph and
 // replayed `replays` times with events around each replay; the median is printed (ms).
@@ -142,7 +142,10 @@ double time_variant(const Variant& v, const Inputs& in, int replays, std::string
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(s);
-  return ms[ms.size() / 2];
+  // The median as bench_peers.py and the sweep's p50 take it: the mean of the middle two of an
+  // even count.
+  const size_t n = ms.size();
+  return n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
 }
 
 struct Shape {

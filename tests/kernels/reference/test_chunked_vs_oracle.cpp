@@ -1,6 +1,6 @@
 // The chunked form (chunk 64, gate-free blocked inverse) against the token-loop oracle,
 // forward and backward, over the shared edge set and inputs drawn fresh from the "test"
-// distribution of gdn.md section 4 (including a head without decay and one whose decay
+// distribution of docs/spec.md section 4 (including a head without decay and one whose decay
 // underflows exp to 0). Both are float64; they differ only in the order of operations,
 // so they must agree to ~1e-10 relative (measured: ~1e-15, see the printed figures).
 #include <gtest/gtest.h>

@@ -224,7 +224,7 @@ TEST(DefaultSelection, ColumnWarpContextParallelismCountsOneCtaPerSm) {
   EXPECT_EQ(pc_space.pick(shape(1, 32768, 8)), gdn::config_name(pc(32)));
 }
 
-TEST(DefaultSelection, ColumnWarpContextParallelismFollowsTheSession5Sweep) {
+TEST(DefaultSelection, ColumnWarpContextParallelismFollowsTheAnchorSweep) {
   const auto cw = [](int cp) { return fused(64, cp, WarpRoles::ColumnWarps); };
   const Space space({{cw(0), resident(2, 128)}, {cw(4), resident(2, 128)},
                      {cw(16), resident(2, 128)}, {cw(64), resident(2, 128)},
@@ -233,7 +233,7 @@ TEST(DefaultSelection, ColumnWarpContextParallelismFollowsTheSession5Sweep) {
   // segments, the old rule's pick, ran 2.6x slower).
   EXPECT_EQ(space.pick(shape(1, 2048, 8)), gdn::config_name(cw(0)));
   // 4 x 8192 at 8 heads: 64 CTAs, at most one per two SMs: the prepare kernel runs beside the
-  // loop on the other SMs (exclusive overlap), and unsplit wins (session-9 sweep: 0.214 ms
+  // loop on the other SMs (exclusive overlap), and unsplit wins (committed sweep: 0.214 ms
   // against 0.232 in 64-chunk segments).
   EXPECT_EQ(space.pick(shape(4, 8192, 8)), gdn::config_name(cw(0)));
   // At 4 heads (32 CTAs, under 2/5 of the SMs busy) it splits. Every sequence's segments
@@ -246,7 +246,7 @@ TEST(DefaultSelection, ColumnWarpContextParallelismFollowsTheSession5Sweep) {
   EXPECT_NE(space.pick(shape(1, 32768, 24)), gdn::config_name(cw(0)));
   // 2 sequences (longest 24576 tokens, 32768 in all) at 16 heads: 64 CTAs, but along the
   // longest chain 32 x 512 / 384 = 43 of them busy: split, 128-chunk segments (4 x 32 = 128
-  // CTAs; 1.42x faster than unsplit on the H200 in session 5, 1.37x in session 9).
+  // CTAs; 1.37x faster than unsplit in the committed H200 sweep).
   SelectionInput two = shape(2, 24576, 16);
   two.tokens = 32768;
   EXPECT_EQ(space.pick(two), gdn::config_name(cw(128)));

@@ -1,12 +1,12 @@
-// The default rule replayed over real H200 measurements: the session-9 anchor sweep of every
+// The default rule replayed over real H200 measurements: the committed anchor sweep of every
 // column-warp variant on the 171 forward anchor rows
-// (bench/results/h200_2026-11-30_s9/anchors_sweep_h200.sqlite, read-only; build c2bd693, the
+// (bench/results/h200_2026-11-30_anchors_sweep.sqlite, read-only; build c2bd693, the
 // prepare kernel beside the loop where its rule says so, on SMs of its own when exclusive).
 // Per row the rule picks among those variants, each with the resources the H200 build had
 // (two 64-column CTAs or one 128-column CTA per SM), and its measured p50 is compared with the
-// fastest variant's. The rule was fitted to the session-6 sweep (2.2 % geometric-mean gap,
+// fastest variant's. The rule was fitted to an earlier sweep (2.2 % geometric-mean gap,
 // worst row 1.23x there) and its CP step refitted to this one when the exclusive overlap
-// came (1.7 %, worst 1.26x: 4096 + 28672 tokens at 16/16 heads; the session-8 rule scored
+// came (1.7 %, worst 1.26x: 4096 + 28672 tokens at 16/16 heads; the rule before it scored
 // 4.7 %, worst 1.74x, here). The bars keep a little slack: a change to the rule that loses
 // speed on real data fails here.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The random case generator: reproducible, the doubles are exactly the device buffers'
-// values, and the two distributions have the properties gdn.md asks for.
+// values, and the two distributions have the properties docs/spec.md asks for.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The shared shape lists cover what gdn.md section 4 asks for, and each is a valid problem.
+// The shared shape lists cover what docs/spec.md section 4 asks for, and each is a valid problem.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // The seeded inputs of the correctness gate and the timed measurements (tuner/src/gate_inputs):
-// drawn in parallel blocks, yet a function of the seed alone, with gdn.md section 4's
+// drawn in parallel blocks, yet a function of the seed alone, with docs/spec.md section 4's
 // distribution, and the float64 reference holding exactly the values the kernels see.
 #include <gtest/gtest.h>
 

@@ -18,7 +18,12 @@ inline constexpr std::int32_t kApplicationId = 0x67646E6C;
 //   2: results.local_bytes (spill bytes) and the selection-override table
 //   3: variants.roles also accepts 'column_warps' (the CHECK widened; table rebuilt)
 //   4: overrides.balance_bucket (the dispatch key's balance; -1 on the rows before it: any)
-inline constexpr int kSchemaVersion = 5;
+//   5: sharded sweeps: sweep_shard (a sweep's --shard I/N), merged_shards and
+//      results.merged_shard_id (which shard and device each merged result came from), and
+//      results.device_id (a result measured on another GPU of the kind after a resume)
+//   6: launch plans: variants.pin_* (the plan fields a sweep candidate pins; variants rebuilt
+//      without consumer_regs and chains_per_cta) and results.plan_* (the plan each call ran with)
+inline constexpr int kSchemaVersion = 6;
 // The oldest schema version a read-only open reads as it is: the migrations after it widened
 // a CHECK and added an override column that readers of older files take as -1 (any), so every
 // table and column a reader needs is there. Older files are DbError::NeedsMigration when
@@ -89,7 +94,9 @@ class Database {
 };
 
 // RAII write transaction (BEGIN IMMEDIATE: takes the write lock up front so a long reader
-// never makes a commit fail half-way). Rolls back unless commit() was called.
+// never makes a commit fail half-way). Rolls back unless commit() was called. Inside another
+// transaction it is a savepoint: its commit keeps its writes for the outer commit, and its
+// rollback undoes only them (so a whole merge is one transaction of many results).
 class Transaction {
  public:
   explicit Transaction(Database& db);
@@ -100,6 +107,7 @@ class Transaction {
 
  private:
   Database& db_;
+  bool nested_ = false;
   bool done_ = false;
 };
 

@@ -58,6 +58,9 @@ struct DeviceRecord {
   std::string driver_version;  // "580.65.06"
   std::string cuda_version;    // runtime, "13.0"
 };
+// Another GPU of the same kind: every field but id and uuid equal (model, clocks, memory,
+// driver, runtime). A sweep resumed on one records it per result (ResultRecord::device_id).
+bool same_device_kind(const DeviceRecord& a, const DeviceRecord& b);
 
 struct BuildRecord {
   std::int64_t id = 0;
@@ -161,6 +164,28 @@ struct SweepRecord {
   std::string finished_at;     // empty while running
 };
 
+// Schema v5: the part of a sharded sweep one sweep measures (`gdnlab sweep --shard I/N`).
+struct SweepShardRecord {
+  std::int64_t sweep_id = 0;
+  int index = 1;  // 1-based
+  int count = 1;
+};
+
+// Schema v5: one shard merged into a sweep of a merged database (`gdnlab merge`): where its
+// results came from and the device that measured them (results.merged_shard_id points here).
+struct MergedShardRecord {
+  std::int64_t id = 0;
+  std::int64_t sweep_id = 0;         // the merged sweep
+  int index = 1;
+  int count = 1;
+  std::int64_t device_id = 0;        // the device the shard ran on
+  std::string source_path;           // the shard database, as named to the merge
+  std::int64_t source_sweep_id = 0;  // its sweep in that database
+  std::string source_started_at;     // with source_sweep_id: which run of the shard this is
+  SweepStatus source_status = SweepStatus::Running;  // at the last merge
+  std::string merged_at;             // ISO-8601 UTC of the last merge that read it
+};
+
 // CUPTI range-profiler figures of one result. All NULL (nullopt) with a reason when the
 // profiler was unavailable, busy or not asked for.
 struct MetricsRecord {
@@ -194,7 +219,11 @@ struct ResultRecord {
   std::optional<int> registers;
   std::optional<int> shared_bytes;
   std::optional<int> local_bytes;        // spills (schema v2)
-  PlanRecord plan;                       // schema v5
+  PlanRecord plan;                       // schema v6
+  // Schema v5: the GPU that measured this result when it is not the sweep's own (a sweep
+  // resumed on another GPU of the same kind, as a requeued Slurm task is). Written by
+  // insert_result; read with result_devices() (merge.hpp), so files before v5 read unchanged.
+  std::optional<std::int64_t> device_id;
 };
 
 // One point of a PM-sampling timeline.

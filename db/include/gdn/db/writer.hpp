@@ -34,6 +34,9 @@ class ResultsWriter {
 
   // New sweep with status Running; device_id and build_id must exist.
   std::int64_t begin_sweep(const SweepRecord& sweep);
+  // Marks the sweep as part I of N of a sharded sweep (schema v5). Idempotent; a sweep marked
+  // with another part is DbError::Constraint.
+  void mark_shard(const SweepShardRecord& shard);
   // Finished / Interrupted stamp finished_at; Running (on resume) clears it.
   void set_sweep_status(std::int64_t sweep_id, SweepStatus status);
 

@@ -1,8 +1,8 @@
-// Building blocks of the chunked reference (gdn.md section 2), one chunk of one
+// Building blocks of the chunked reference (docs/spec.md section 2), one chunk of one
 // (sequence, value head) at a time, in float64. Exposed so that tests (and GPU kernel tests
 // of the individual stages, such as the A0 inverse) can check each piece on its own.
 //
-// Names follow gdn.md: within a chunk of L <= 64 rows, gamma = chunk-local cumsum of g,
+// Names follow docs/spec.md: within a chunk of L <= 64 rows, gamma = chunk-local cumsum of g,
 // Gam[r,s] = exp(gamma_r - gamma_s) (r >= s), N = StrictLower(diag(beta) K K^T),
 // A0 = (I + N)^-1, Ag = (Gam o A0) diag(beta), W' = V - diag(exp gamma) K S,
 // V_new = Ag W'.

@@ -1,4 +1,4 @@
-// The counter metrics the lab records (Hopper names validated on the H200, profiling.md).
+// The counter metrics the lab records (Hopper names validated on the H200, docs/benchmarking.md).
 // "SM utilization" is ambiguous, so busy %, throughput % and occupancy are separate keys.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The measurement protocol: how one configuration is timed. It is stored with every result
-// (architecture.md practice 7), so two latencies are only compared when their protocols match.
+// (docs/design.md), so two latencies are only compared when their protocols match.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +15,7 @@ enum class TimingSource {
   // Immune to launch overhead; the default. Falls back to GraphReplay when CUPTI is missing.
   CuptiActivity,
   // CUDA events around graph (or direct) launches of the call. Adds a few microseconds of
-  // event overhead per sample, so short kernels read long (profiling.md: 6.0 us vs 1.3 us).
+  // event overhead per sample, so short kernels read long (docs/benchmarking.md: 6.0 us vs 1.3 us).
   GraphReplay,
 };
 

@@ -2,7 +2,7 @@
 // to nothing, so o is the new token's term alone) on every forward variant, against the
 // float64 oracle. The fused family used to round beta alone to 16 bits (as T diag(beta) of a
 // one-row chunk) and P = q.k alone too: two roundings that scale the whole of o, each up to
-// 2^-8 relative, and together past the 5e-3 bar on about 1 seed in 27 (session 9 call 5 hit
+// 2^-8 relative, and together past the 5e-3 bar on about 1 seed in 27 (an H200 test run hit
 // one: o at 5.36e-3 on all 64 fused variants). Beta is now applied to W' in fp32 and rounded
 // with it. The seeds are ones on which the old rounding failed (found by emulating it on the
 // CPU), so this test fails if the change is undone.
@@ -22,7 +22,7 @@ namespace {
 TEST(FusedSingleToken, StrongDecayMeetsTheBarOnEveryVariant) {
   if (!hopper_available()) GTEST_SKIP() << "skipped: no CUDA device";
   // Test seeds of the edge set (its T1 case takes derive_seed(seed, 0)) and the o error the
-  // old rounding gave on them: 5.36e-3 (the session-9 failure), 6.99e-3, 6.60e-3, 6.66e-3.
+  // old rounding gave on them: 5.36e-3 (the failure on the H200), 6.99e-3, 6.60e-3, 6.66e-3.
   const uint64_t seeds[] = {13173095362698269900ull, 1514004549ull, 459001384ull, 2218006661ull};
   const ShapeCase t1 = edge_cases(128, 128).front();
   ASSERT_EQ(t1.name, "T1");

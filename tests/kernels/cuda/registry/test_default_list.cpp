@@ -2,8 +2,7 @@
 // the GDN_VARIANTS=all build, so a shape the committed table does not cover runs the same
 // variant in both builds (the table's own variants are checked by CommittedTable). Checked over
 // fake variants that carry each layout's resources as measured on the H200
-// (bench/results/h200_2026-11-30_s3/resources.txt and ctest_gpu.log; the column-warp loop
-// from session 4) on a grid of shapes and
+// (ptxas and cuobjdump --dump-resource-usage of an H200 build) on a grid of shapes and
 // SM counts, without a device.
 #include <gtest/gtest.h>
 
@@ -24,8 +23,8 @@ using gdn::WarpRoles;
 // sm_90: 228 KiB shared per SM, 1 KiB reserved per CTA, 64 Ki registers, 2048 threads, 32 CTAs.
 constexpr gdn::SmLimits kHopper{233472, 1024, 65536, 2048, 32};
 
-// Registers and shared bytes of each chunk-loop layout on the H200 (session 3 build; the
-// column-warp loop: session 6, ptxas -v and FusedCwSmem: wgmma, TMA, producer warpgroup).
+// Registers and shared bytes of each chunk-loop layout on the H200 (ptxas -v; the
+// column-warp loop also FusedCwSmem: wgmma, TMA, producer warpgroup).
 gdn::Variant::Resources h200_resources(const KernelConfig& c) {
   gdn::Variant::Resources r;
   const bool pc = c.roles == WarpRoles::ProducerConsumer;

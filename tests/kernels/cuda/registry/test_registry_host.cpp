@@ -26,7 +26,7 @@ void expect_refused(const gdn_problem& p, const std::string& field) {
 }  // namespace
 
 // What GDN_VARIANTS=all registers: every fused config of the full space the compiled chunk loop
-// implements. At least 24 (issue 4); the others are refused with a reason.
+// implements. At least 24; the others are refused with a reason.
 TEST(RegistryHost, FullSpaceHasAtLeast24BuiltFusedVariants) {
   int built = 0;
   for (const gdn::KernelConfig& c : gdn::full_config_space()) {

@@ -1,5 +1,5 @@
 // GPU forward correctness of every registered forward variant against the float64 oracle
-// (gdn.md section 4): edge set in full, anchor sample and T = 32768 per head configuration on
+// (docs/spec.md section 4): edge set in full, anchor sample and T = 32768 per head configuration on
 // head slices. Every output buffer is poisoned before each run; each case is run twice and
 // must give bit-identical outputs.
 #include <gtest/gtest.h>

@@ -18,7 +18,7 @@ struct SweepEnvironment {
   std::string gdnlab_exe;  // the binary whose hidden `worker` subcommand runs the trials
 };
 
-// The runner's own cost per configuration, measured (issue 5: stated in the README).
+// The runner's own cost per configuration, measured (stated in docs/design.md).
 struct OverheadStats {
   std::size_t measured = 0;           // trials that went through a worker this run
   double round_trip_ms = 0;           // mean: request written -> answer decoded, minus worker busy time

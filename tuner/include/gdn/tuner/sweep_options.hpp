@@ -9,6 +9,7 @@
 
 #include "gdn/profiler/metrics.hpp"
 #include "gdn/profiler/protocol.hpp"
+#include "gdn/tuner/shard.hpp"
 #include "gdn/tuner/strategy.hpp"
 
 namespace gdn::tuner {
@@ -21,6 +22,10 @@ struct SweepOptions {
   std::vector<int> gpus{0};
   profiler::MetricSet metrics = profiler::MetricSet::Basic;
   bool resume = false;
+  // Resume the sweep with the same arguments when the database holds one (a finished one then
+  // has nothing left to measure), else start it: what a batch job that may be requeued or
+  // resubmitted runs. Excludes resume.
+  bool resume_or_start = false;
   bool pm_sampling = false;
   std::string replay_db;              // non-empty: replay runner, no GPU
   std::optional<std::int64_t> replay_sweep;
@@ -37,6 +42,8 @@ struct SweepOptions {
   // fidelity.hpp). --warmup, --min-samples, --max-samples, --target-spread and --time-cap-ms
   // set it; stored with the sweep and part of what --resume matches.
   profiler::Protocol precise = profiler::Protocol::precise();
+  // --shard I/N: measure part I of N of the sweep (shard.hpp); part of what --resume matches.
+  ShardSpec shard;
 };
 
 // Throws std::invalid_argument naming the option, what was expected and what was given.
@@ -47,9 +54,11 @@ void validate(const SweepOptions& o);
 std::vector<int> parse_gpu_list(const std::string& text);
 
 // The command line that reproduces the sweep, in a canonical order: stored as the sweep's
-// args and compared on --resume (everything but --resume, --gpus and --progress, which do not
+// args and compared on --resume (everything but --resume, --resume-or-start, --gpus and
+// --progress, which do not
 // change what is measured). Protocol options appear only when they differ from
-// Protocol::precise(), so sweeps recorded before they existed still resume.
+// Protocol::precise(), so sweeps recorded before they existed still resume; --shard appears
+// (last) only on a sharded sweep.
 std::string canonical_args(const SweepOptions& o);
 
 // Glob match with '*' (any run) and '?' (one character).

@@ -1,4 +1,4 @@
-// Comparing kernel outputs with the float64 reference (gdn.md section 4): relative RMS error
+// Comparing kernel outputs with the float64 reference (docs/spec.md section 4): relative RMS error
 // per output against its bar, NaN never passes, and every element of a poisoned output
 // buffer must have been overwritten.
 #pragma once
@@ -24,7 +24,7 @@ int64_t count_poisoned(const std::vector<uint16_t>& buffer);
 int64_t count_poisoned(const std::vector<float>& buffer);
 int64_t count_nan(const std::vector<double>& values);
 
-// The bars of gdn.md section 4 for bf16 inputs.
+// The bars of docs/spec.md section 4 for bf16 inputs.
 struct Tolerances {
   double o = 5e-3, ht = 5e-3;
   double dq = 8e-3, dk = 8e-3, dv = 8e-3, dh0 = 8e-3;

@@ -28,7 +28,7 @@ class Rng {
 uint64_t derive_seed(uint64_t seed, uint64_t stream);
 
 // The seed of a test run: $GDN_TEST_SEED when set (to reproduce a failure), else fresh
-// from std::random_device (gdn.md: inputs are freshly random every run).
+// from std::random_device (docs/spec.md: inputs are freshly random every run).
 uint64_t test_seed();
 // "seed=N (reproduce with GDN_TEST_SEED=N)", for SCOPED_TRACE and failure messages.
 std::string seed_note(uint64_t seed);

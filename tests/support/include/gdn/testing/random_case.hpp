@@ -12,12 +12,12 @@
 namespace gdn::testing {
 
 enum class Distribution {
-  // gdn.md section 4: q, k l2-normalised; v, h0, do, dht standard normal;
+  // docs/spec.md section 4: q, k l2-normalised; v, h0, do, dht standard normal;
   // beta = sigmoid(randn); g = -A_h softplus(0.5 randn + 1) with a per-value-head A_h in
   // [0, 16): head 0 gets A = 0 (no decay) and the last head A = 16 (strong decay) when
   // Hv >= 2; with Hv == 1 the one head is 0, 16 or uniform for seed % 3 = 0, 1, 2.
   Test,
-  // gdn.md section 5 (the anchor tables): q, k l2-normalised; v, h0 normal;
+  // docs/benchmarking.md (the anchor tables): q, k l2-normalised; v, h0 normal;
   // g = logsigmoid(randn) / 16, then g = 0 on Hv/4 value heads picked at random;
   // beta = sigmoid(randn).
   Bench,

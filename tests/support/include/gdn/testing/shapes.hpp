@@ -1,4 +1,4 @@
-// The shape lists every correctness test walks (gdn.md section 4), shared by the CPU
+// The shape lists every correctness test walks (docs/spec.md section 4), shared by the CPU
 // reference tests and the GPU kernel tests. Head dims are parameters: the GPU kernels need
 // K = V = 128; CPU tests of the reference itself may use smaller ones to stay fast.
 #pragma once
