@@ -305,7 +305,7 @@ TEST_F(Merge, RefusesBadArguments) {
   EXPECT_THROW(merge({dir.file("merged.sqlite")}), DbError);
 }
 
-TEST(Schema, Version4MigratesTo5AndReadsUnmigratedReadOnly) {
+TEST(Schema, Version4MigratesToTheCurrentVersionAndReadsUnmigratedReadOnly) {
   ScratchDir dir;
   const std::string path = dir.file("v4.db");
   {
@@ -323,7 +323,7 @@ TEST(Schema, Version4MigratesTo5AndReadsUnmigratedReadOnly) {
     EXPECT_NE(render_report(ro, std::nullopt, ReportFormat::Table).find("sweep 1"), std::string::npos);
   }
   Database db = Database::open(path);
-  EXPECT_EQ(db.schema_version(), 5);
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
   EXPECT_EQ(count(db, "SELECT count(*) FROM results WHERE merged_shard_id IS NULL"), 1);
   ResultsWriter(db).mark_shard({1, 2, 3});
   EXPECT_EQ(sweep_shard(db, 1)->count, 3);
