@@ -204,7 +204,7 @@ class Engine {
   void throw_if_stop_requested() const {
     const int sig = StopSignals::requested();
     if (sig == 0) return;
-    throw std::runtime_error(std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+    throw SweepStopped(sig, std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
                              ": the sweep is marked interrupted and keeps every result committed so "
                              "far; run the same command with --resume to continue it");
   }
@@ -302,7 +302,16 @@ class Engine {
     r.variant_id = plan_.variants[v].record.id;
     r.problem_id = plan_.problems[p].record.id;
     const auto t0 = Clock::now();
-    const auto ins = w_.insert_result(r, samples, pm);
+    db::InsertedResult ins;
+    try {
+      ins = w_.insert_result(r, samples, pm);
+    } catch (const std::exception& e) {
+      // The database, not the variant, failed: the sweep stops with this error (run_sweep marks
+      // it interrupted); no worker is blamed and nothing committed so far is touched.
+      throw RecordingError("recording the result of " + plan_.variants[v].record.name + " on problem '" +
+                           plan_.problems[p].label + "' failed: " + e.what() +
+                           "; the sweep is marked interrupted and --resume continues it");
+    }
     db_writes_.push_back(ms_since(t0));
     if (!ins.already_present) ++out_.committed_now;
     stored_[{r.variant_id, r.problem_id}] = {r.outcome, r.latency_p50_ms};
@@ -394,9 +403,17 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
     run_strategy(o.strategy, engine.runnable_.size(), plan.problems.size(),
                  [&](std::span<const Trial> t) { return engine.measure(t); });
     engine.settle_eliminated({});
-  } catch (...) {
+  } catch (const std::exception& e) {
     progress.finish();
-    writer.set_sweep_status(out.sweep_id, db::SweepStatus::Interrupted);
+    // The first error is the one reported: when marking the sweep interrupted fails too (a full
+    // disk fails both), that second failure is appended, never substituted. A sweep whose status
+    // could not be written stays 'running' in the database, and --resume continues it as well.
+    try {
+      writer.set_sweep_status(out.sweep_id, db::SweepStatus::Interrupted);
+    } catch (const std::exception& status_error) {
+      throw RecordingError(std::string(e.what()) + " (marking the sweep interrupted failed too: " +
+                           status_error.what() + ")");
+    }
     throw;
   }
   progress.finish();

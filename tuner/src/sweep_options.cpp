@@ -95,10 +95,13 @@ void validate(const SweepOptions& o) {
     bad("--budget", "no budget with --strategy exhaustive (it measures every pair)",
         std::to_string(o.strategy.budget));
   if (o.gpus.empty()) bad("--gpus", "at least one GPU ordinal", "an empty list");
-  if (!(o.timeout_s > 0) || !std::isfinite(o.timeout_s))
-    bad("--timeout", "seconds > 0", wire::format_double(o.timeout_s));
-  if (!(o.gate_timeout_s > 0) || !std::isfinite(o.gate_timeout_s))
-    bad("--gate-timeout", "seconds > 0", wire::format_double(o.gate_timeout_s));
+  // Deadlines are steady_clock time points in nanoseconds: a week is far below what they hold,
+  // and far above any measurement (a larger value used to overflow into an instant Timeout).
+  const std::string timeout_range = "seconds > 0 and at most " + wire::format_double(kMaxTimeoutS) + " (a week)";
+  if (!(o.timeout_s > 0) || !(o.timeout_s <= kMaxTimeoutS))
+    bad("--timeout", timeout_range, wire::format_double(o.timeout_s));
+  if (!(o.gate_timeout_s > 0) || !(o.gate_timeout_s <= kMaxTimeoutS))
+    bad("--gate-timeout", timeout_range, wire::format_double(o.gate_timeout_s));
   validate_protocol(o.precise);
   if (!o.replay_db.empty()) {
     if (!fs::is_regular_file(o.replay_db))
