@@ -199,9 +199,6 @@ ExportResult export_dispatch(const Database& db, const ExportOptions& options) {
   ExportResult result;
   result.selection = select_winners(db, sweep_id);
   const Selection& sel = result.selection;
-  if (is_partial(sel.sweep) && !options.allow_partial)
-    throw DbError(DbError::Kind::Invalid, "export: " + partial_note(sel.sweep) +
-                                              "; resume it, or pass --allow-partial to export it marked partial");
   if (sel.sweep.count(Outcome::Passed) == 0)
     throw DbError(DbError::Kind::Invalid, "export: sweep " + std::to_string(sweep_id) +
                                               " has no Passed result: nothing to export");
@@ -209,6 +206,9 @@ ExportResult export_dispatch(const Database& db, const ExportOptions& options) {
     throw DbError(DbError::Kind::Invalid,
                   "export: sweep " + std::to_string(sweep_id) +
                       " has no bucket where one variant passed every problem: nothing to export");
+  if (is_partial(sel.sweep) && !options.allow_partial)
+    throw DbError(DbError::Kind::Invalid, "export: " + partial_note(sel.sweep) +
+                                              "; resume it, or pass --allow-partial to export it marked partial");
   const std::string json = render_dispatch_json(sel);
   const std::string header = render_dispatch_header(sel);
 

@@ -13,6 +13,7 @@
 #include "gdn/db/writer.hpp"
 #include "gdn/profiler/nvtx.hpp"
 #include "gdn/profiler/protocol.hpp"
+#include "gdn/text/number.hpp"
 #include "gdn/tuner/gate_problem.hpp"
 #include "gdn/tuner/progress.hpp"
 #include "gdn/tuner/stop_signals.hpp"
@@ -45,10 +46,9 @@ bool same_protocol(const db::ProtocolRecord& a, const db::ProtocolRecord& b) {
 }
 
 std::string describe(const db::ProtocolRecord& p) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "protocol: warm-up %d, samples %d..%d, target spread %g, time cap %g ms",
-                p.warmup_iters, p.min_samples, p.max_samples, p.target_rel_spread, p.time_cap_ms);
-  return buf;
+  return "protocol: warm-up " + std::to_string(p.warmup_iters) + ", samples " + std::to_string(p.min_samples) +
+         ".." + std::to_string(p.max_samples) + ", target spread " + text::shortest(p.target_rel_spread) +
+         ", time cap " + text::shortest(p.time_cap_ms) + " ms";
 }
 
 // Finds the sweep --resume continues: the newest one with identical canonical arguments and
@@ -441,13 +441,11 @@ std::string format_outcome(const SweepOutcome& o) {
   }
   s += std::to_string(total) + " results (" + std::to_string(o.committed_now) + " committed now, " +
        std::to_string(o.answered_from_db) + " already stored)";
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "\nwall %.1f s; worker restarts %d\nrunner overhead per configuration: %.3f ms "
-                "(pipe round trip %.3f ms, DB commit %.3f ms; %zu configurations through workers)",
-                o.wall_s, o.worker_restarts, o.overhead.per_config_ms, o.overhead.round_trip_ms,
-                o.overhead.db_write_ms, o.overhead.measured);
-  return s + buf;
+  return s + "\nwall " + text::fixed(o.wall_s, 1) + " s; worker restarts " + std::to_string(o.worker_restarts) +
+         "\nrunner overhead per configuration: " + text::fixed(o.overhead.per_config_ms, 3) +
+         " ms (pipe round trip " + text::fixed(o.overhead.round_trip_ms, 3) + " ms, DB commit " +
+         text::fixed(o.overhead.db_write_ms, 3) + " ms; " + std::to_string(o.overhead.measured) +
+         " configurations through workers)";
 }
 
 }  // namespace gdn::tuner

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "gdn/text/number.hpp"
 #include "gdn/tuner/wire.hpp"
 
 namespace gdn::tuner {
@@ -17,13 +18,7 @@ namespace {
   throw std::invalid_argument(option + ": expected " + expected + ", got " + given);
 }
 
-// Shortest spelling that reads back as the same double: "0.01", not %.17g's
-// "0.010000000000000000208" (the args string is read by people and compared on --resume).
-std::string shortest(double v) {
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
+using text::shortest;  // the args string is read by people and compared on --resume
 
 // Protocol fields and the sweep options that set them.
 struct ProtocolOption {

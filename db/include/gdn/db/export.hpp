@@ -25,8 +25,8 @@ struct ExportOptions {
   // Accept a sweep that is not finished (interrupted or running): it is exported marked
   // partial in dispatch.json ("partial": true) and in the header. Without it such a sweep is
   // refused, and the default is the newest finished sweep.
-  bool allow_partial = false;
   std::filesystem::path out_dir;         // created when missing
+  bool allow_partial = false;
 };
 struct ExportResult {
   Selection selection;
