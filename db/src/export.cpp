@@ -9,6 +9,7 @@
 #include "gdn/text/cpp_source.hpp"
 #include "gdn/text/json.hpp"
 #include "gdn/text/number.hpp"
+#include "gdn/db/integrity.hpp"
 
 namespace gdn::db {
 
@@ -196,6 +197,7 @@ ExportResult export_dispatch(const Database& db, const ExportOptions& options) {
     }
     sweep_id = *latest;
   }
+  check_sweep_results(db, sweep_id);
   ExportResult result;
   result.selection = select_winners(db, sweep_id);
   const Selection& sel = result.selection;

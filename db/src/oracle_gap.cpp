@@ -8,6 +8,7 @@
 
 #include "gdn/db/export.hpp"
 #include "gdn/db/selection.hpp"
+#include "gdn/db/integrity.hpp"
 
 namespace gdn::db {
 
@@ -64,6 +65,8 @@ OracleGap oracle_gap(const Database& db, std::int64_t table_sweep, std::int64_t 
   const Selection selection = select_winners(db, table_sweep);  // throws for an unknown id
   gap.table_sweep = selection.sweep;
   gap.measured_sweep = sweep_summary(db, measured_sweep);
+  check_sweep_results(db, table_sweep);
+  check_sweep_results(db, measured_sweep);
   // A sweep that did not finish measured part of its space: its table, or its fastest
   // variants, are not the space's. Used only when asked, and then the output says so.
   for (const auto* s : {&gap.table_sweep, &gap.measured_sweep})

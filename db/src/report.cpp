@@ -7,6 +7,7 @@
 
 #include "gdn/db/model.hpp"
 #include "field_text.hpp"
+#include "gdn/db/integrity.hpp"
 
 namespace gdn::db {
 
@@ -183,6 +184,7 @@ std::string render_report(const Database& db, std::optional<std::int64_t> sweep_
     sweep_id = sweeps.front().sweep.id;
   }
   const SweepSummary summary = sweep_summary(db, *sweep_id);
+  check_sweep_results(db, *sweep_id);
   const std::vector<ProblemBest> rows = best_per_problem(db, *sweep_id);
   const std::vector<Column> cols = report_columns();
   switch (format) {

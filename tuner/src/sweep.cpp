@@ -55,14 +55,32 @@ std::string describe(const db::ProtocolRecord& p) {
 // stored protocol (the args name only non-default protocol options, so the stored columns
 // also guard against a build whose Protocol::precise() differs). Runs before anything is
 // registered, so a refused resume writes nothing.
+// Shape sets are compared by content: the same name or path may hold other problems now, and
+// the results of two sets are never mixed in one sweep.
+void check_same_shape_sets(const db::Database& db, const db::SweepSummary& s, const SweepPlan& plan) {
+  std::map<std::string, std::string> planned;  // shape-set name -> content hash
+  for (const auto& p : plan.problems) planned[p.record.shape_set_name] = p.record.shape_set_hash;
+  db::ResultQuery q;
+  q.sweep_id = s.sweep.id;
+  for (const auto& row : db::query_results(db, q)) {
+    const auto it = planned.find(row.problem.shape_set_name);
+    if (it == planned.end() || it->second == row.problem.shape_set_hash) continue;
+    throw std::invalid_argument("--resume: the shape set '" + row.problem.shape_set_name + "' changed since sweep " +
+                                std::to_string(s.sweep.id) + " measured it (content hash " +
+                                row.problem.shape_set_hash + " then, " + it->second +
+                                " now); results of two different sets are never mixed: start a new sweep");
+  }
+}
+
 db::SweepSummary find_resumable(const db::Database& db, const std::string& args,
-                                const db::ProtocolRecord& protocol) {
+                                const db::ProtocolRecord& protocol, const SweepPlan& plan) {
   const auto sweeps = db::list_sweeps(db);
   for (const auto& s : sweeps) {
     if (s.sweep.args != args || !same_protocol(s.sweep.protocol, protocol)) continue;
     if (s.sweep.status == db::SweepStatus::Finished)
       throw std::invalid_argument("--resume: sweep " + std::to_string(s.sweep.id) +
                                   " with these arguments already finished");
+    check_same_shape_sets(db, s, plan);
     return s;
   }
   std::string msg = "--resume: no unfinished sweep in '" + db.path() + "' has the arguments\n  " + args +
@@ -351,7 +369,7 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
   auto database = db::Database::open(o.db_path);
   std::optional<db::SweepSummary> resumed;
   const auto protocol = protocol_record(o.precise);
-  if (o.resume) resumed = find_resumable(database, args, protocol);
+  if (o.resume) resumed = find_resumable(database, args, protocol, plan);
   db::ResultsWriter writer(database);
   const auto device_id = writer.register_device(plan.device);
   const auto build_id = writer.register_build(plan.build);
@@ -410,6 +428,7 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
     // could not be written stays 'running' in the database, and --resume continues it as well.
     try {
       writer.set_sweep_status(out.sweep_id, db::SweepStatus::Interrupted);
+      database.leave_wal();
     } catch (const std::exception& status_error) {
       throw RecordingError(std::string(e.what()) + " (marking the sweep interrupted failed too: " +
                            status_error.what() + ")");
@@ -418,6 +437,7 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
   }
   progress.finish();
   writer.set_sweep_status(out.sweep_id, db::SweepStatus::Finished);
+  database.leave_wal();  // readable on read-only media from now on
 
   const auto summary = db::sweep_summary(database, out.sweep_id);
   out.counts = summary.outcome_counts;

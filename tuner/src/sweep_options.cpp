@@ -112,16 +112,32 @@ void validate(const SweepOptions& o) {
     bad("--replay-sweep", "a sweep id > 0", std::to_string(*o.replay_sweep));
 }
 
+namespace {
+// A file named on the command line, spelled the same however it was typed ("./s.csv",
+// "/abs/s.csv", "dir/../s.csv"): an absolute path with symbolic links resolved.
+std::string file_identity(const std::string& path) {
+  std::error_code ec;
+  const auto canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  return ec ? path : canonical.string();
+}
+
+bool names_a_file(const std::string& shapes) {
+  return shapes.find('/') != std::string::npos || shapes.ends_with(".csv");
+}
+}  // namespace
+
 std::string canonical_args(const SweepOptions& o) {
-  std::string s = "gdnlab sweep --space " + o.space;
-  if (!o.shapes.empty()) s += " --shapes " + o.shapes;
-  s += " --db " + o.db_path;
+  // --db is not part of a sweep's identity: it is the database the sweep lives in, which may be
+  // named by any spelling or moved. Files are named by their canonical path; a shape set's
+  // content is compared separately (its hash, on --resume).
+  std::string s = "gdnlab sweep --space " + (o.space == "default" || o.space == "all" ? o.space : file_identity(o.space));
+  if (!o.shapes.empty()) s += " --shapes " + (names_a_file(o.shapes) ? file_identity(o.shapes) : o.shapes);
   s += " --strategy " + std::string(strategy_name(o.strategy.kind));
   if (o.strategy.budget) s += " --budget " + std::to_string(o.strategy.budget);
   s += " --seed " + std::to_string(o.strategy.seed);
   s += " --metrics " + std::string(profiler::to_string(o.metrics));
   if (o.pm_sampling) s += " --pm-sampling";
-  if (!o.replay_db.empty()) s += " --replay " + o.replay_db;
+  if (!o.replay_db.empty()) s += " --replay " + file_identity(o.replay_db);
   if (o.replay_sweep) s += " --replay-sweep " + std::to_string(*o.replay_sweep);
   if (!o.variant_filter.empty()) s += " --variants " + o.variant_filter;
   s += " --timeout " + wire::format_double(o.timeout_s);

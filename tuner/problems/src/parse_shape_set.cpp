@@ -108,6 +108,8 @@ ShapeSet parse_shape_set(std::string_view csv_text, std::string_view set_name,
   ShapeSet set;
   set.name = set_name;
   set.source = source;
+  // A UTF-8 byte order mark (spreadsheet programs write one) is not part of the header.
+  if (csv_text.starts_with("\xEF\xBB\xBF")) csv_text.remove_prefix(3);
   std::vector<RowError> errors;
   std::map<std::string, int, std::less<>> line_of_name;
   bool header_seen = false;
