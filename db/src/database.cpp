@@ -182,7 +182,7 @@ void Database::exec(const std::string& sql) {
   char* err = nullptr;
   const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
   if (err) sqlite3_free(err);
-  if (rc != SQLITE_OK) throw_sqlite(db_, rc, "running SQL [" + sql.substr(0, 200) + "]");
+  if (rc != SQLITE_OK) throw_sqlite(db_, rc, describe_sql(sql));
 }
 
 std::int64_t Database::change_counter() const {

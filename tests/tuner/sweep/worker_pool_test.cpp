@@ -108,3 +108,18 @@ TEST(WorkerPoolDeathTest, ARecordingErrorLeavesRunWithThatError) {
       },
       ::testing::ExitedWithCode(0), "");
 }
+
+// A worker that dies half-way through writing its answer (no newline) answers Crashed with how
+// it died, and the next request goes to a restarted worker.
+TEST(WorkerPool, AWorkerDyingMidAnswerIsCrashed) {
+  WorkerPool pool(sh_worker("printf 'ready\\n'; read line; printf 'result\\tid=1\\toutco'; kill -9 $$"));
+  const auto reqs = requests(2);
+  std::vector<TrialOutput> outs;
+  pool.run(reqs, [&](const TrialRequest&, TrialOutput&& o, const RoundTrip&) { outs.push_back(std::move(o)); });
+  ASSERT_EQ(outs.size(), 2u);
+  for (const auto& o : outs) {
+    EXPECT_EQ(o.result.outcome, Outcome::Crashed);
+    EXPECT_NE(o.result.message.find("signal 9"), std::string::npos) << o.result.message;
+  }
+  EXPECT_EQ(pool.restarts(), 2);
+}
