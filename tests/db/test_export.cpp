@@ -208,7 +208,7 @@ TEST(ExportEscaping, HostileDatabaseTextStaysInertInHeaderAndJson) {
   Database db = Database::open(dir.file("r.db"));
   ResultsWriter w(db);
   DeviceRecord device = h200();
-  device.name = "NVIDIA H200\n#error injected\n*/ \"quoted\" ??= \\";
+  device.name = "NVIDIA H200\n#error injected\n*/ \"quoted\" ?\?= \\";
   device.uuid = "GPU-\xff\xfe-not-utf8";
   const std::int64_t device_id = w.register_device(device);
   SweepRecord sweep = sweep_of(device_id, w.register_build(build()));
