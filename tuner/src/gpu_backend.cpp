@@ -359,9 +359,13 @@ class GpuBackend final : public MeasureBackend {
     out.result.message = what;
     out.samples_ms.clear();
     // Errors such as an illegal address are sticky: the context is dead, the worker must go.
+    // The kernel crashed (it did not fail to launch): recorded Crashed, like a worker that died.
     if (cudaGetLastError() != cudaSuccess || code == cudaErrorIllegalAddress || code == cudaErrorLaunchFailure ||
-        code == cudaErrorIllegalInstruction || code == cudaErrorMisalignedAddress)
+        code == cudaErrorIllegalInstruction || code == cudaErrorMisalignedAddress) {
       lost_ = true;
+      out.result.outcome = db::Outcome::Crashed;
+      out.result.message = what + " (a sticky device error: the worker's CUDA context is lost and it is restarted)";
+    }
   }
 
   int gpu_;
