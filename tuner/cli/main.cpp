@@ -9,7 +9,7 @@
 
 namespace gdn::cli {
 int usage_error(const std::string& sub, const std::string& message) {
-  std::cerr << "gdnlab " << sub << ": error: " << message << '\n';
+  std::cerr << "gdnlab" << (sub.empty() ? "" : " " + sub) << ": error: " << message << '\n';
   return kExitUsage;
 }
 }  // namespace gdn::cli
@@ -44,8 +44,11 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; every refused command line exits with the usage status,
-    // not CLI11's own codes (105, 106, 109, ...).
-    return app.exit(e) == 0 ? gdn::cli::kExitOk : gdn::cli::kExitUsage;
+    // not CLI11's own codes (105, 106, 109, ...), and in the same message form as the rest.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    const auto parsed = app.get_subcommands();
+    return gdn::cli::usage_error(parsed.empty() ? std::string() : parsed.front()->get_name(),
+                                 std::string(e.what()) + " (run with --help for the options)");
   }
   // Every subcommand's errors end here: one message form, one status per kind of failure.
   const auto parsed = app.get_subcommands();
@@ -53,7 +56,7 @@ int main(int argc, char** argv) {
   try {
     return run();
   } catch (const std::exception& e) {
-    std::cerr << "gdnlab " << sub << ": error: " << e.what() << '\n';
+    std::cerr << "gdnlab" << (sub.empty() ? "" : " " + sub) << ": error: " << e.what() << '\n';
     return gdn::cli::exit_status_of(e);
   }
 }
