@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device.hpp"
@@ -154,7 +155,12 @@ gdn_status check_device_accessible(std::string_view where, const std::vector<Ten
   return GDN_OK;
 }
 
-gdn_status check_memory(std::string_view where, const std::vector<Tensor>& tensors) {
+// The workspace pair rule, then the memory rules over the call's tensors and its workspace.
+gdn_status check_memory(std::string_view where, std::vector<Tensor> tensors, void* workspace,
+                        size_t workspace_bytes) {
+  if (gdn_status s = check_workspace_pair(where, "a->workspace_bytes", workspace, workspace_bytes); s != GDN_OK)
+    return s;
+  tensors.push_back({"a->workspace", workspace, "the workspace", workspace_bytes, kVectorAlign, true});
   if (gdn_status s = check_alignment(where, tensors); s != GDN_OK) return s;
   if (gdn_status s = check_no_overlap(where, tensors); s != GDN_OK) return s;
   return check_device_accessible(where, tensors);
@@ -190,15 +196,11 @@ gdn_status validate_fwd_args(const gdn_problem& p, const gdn_fwd_args* a, const 
                                      {"a->o", a->o, t.v}});
       s != GDN_OK)
     return s;
-  if (gdn_status s = check_workspace_pair(where, "a->workspace_bytes", a->workspace, a->workspace_bytes);
-      s != GDN_OK)
-    return s;
   const TensorBytes b = tensor_bytes(p, f);
   std::vector<Tensor> tensors = input_tensors(p, t, b, a->q, a->k, a->v, a->g, a->beta, a->h0);
   tensors.push_back({"a->o", a->o, t.v, b.v, kVectorAlign, true});
   tensors.push_back({"a->ht", a->ht, t.state, b.state, kVectorAlign, true});
-  tensors.push_back({"a->workspace", a->workspace, "the workspace", a->workspace_bytes, kVectorAlign, true});
-  return check_memory(where, tensors);
+  return check_memory(where, std::move(tensors), a->workspace, a->workspace_bytes);
 }
 
 gdn_status validate_bwd_args(const gdn_problem& p, const gdn_bwd_args* a, const ProblemFacts& f,
@@ -220,9 +222,6 @@ gdn_status validate_bwd_args(const gdn_problem& p, const gdn_bwd_args* a, const 
                                      {"a->dbeta", a->dbeta, t.beta}});
       s != GDN_OK)
     return s;
-  if (gdn_status s = check_workspace_pair(where, "a->workspace_bytes", a->workspace, a->workspace_bytes);
-      s != GDN_OK)
-    return s;
   const TensorBytes b = tensor_bytes(p, f);
   std::vector<Tensor> tensors = input_tensors(p, t, b, a->q, a->k, a->v, a->g, a->beta, a->h0);
   tensors.push_back({"a->d_o", a->d_o, t.v, b.v, kVectorAlign, false});
@@ -233,8 +232,7 @@ gdn_status validate_bwd_args(const gdn_problem& p, const gdn_bwd_args* a, const 
   tensors.push_back({"a->dg", a->dg, t.gate, b.gate, 4, true});
   tensors.push_back({"a->dbeta", a->dbeta, t.beta, b.beta, dtype_bytes(p.beta_dtype), true});
   tensors.push_back({"a->dh0", a->dh0, t.state, b.state, kVectorAlign, true});
-  tensors.push_back({"a->workspace", a->workspace, "the workspace", a->workspace_bytes, kVectorAlign, true});
-  return check_memory(where, tensors);
+  return check_memory(where, std::move(tensors), a->workspace, a->workspace_bytes);
 }
 
 }  // namespace gdn::detail
