@@ -328,7 +328,8 @@ class Engine {
       // it interrupted); no worker is blamed and nothing committed so far is touched.
       throw RecordingError("recording the result of " + plan_.variants[v].record.name + " on problem '" +
                            plan_.problems[p].label + "' failed: " + e.what() +
-                           "; the sweep is marked interrupted and --resume continues it");
+                           "; the sweep stops here, keeps every result committed so far, and --resume "
+                           "continues it");
     }
     db_writes_.push_back(ms_since(t0));
     if (!ins.already_present) ++out_.committed_now;
