@@ -50,7 +50,8 @@ class ResumeIdentity : public ::testing::Test {
 TEST_F(ResumeIdentity, OtherSpellingsAndAMovedDatabaseResume) {
   interrupted_sweep("out.db");
   fs::rename(dir + "/out.db", dir + "/elsewhere/moved.db");
-  ASSERT_EQ(run_command("cd " + dir + "/elsewhere && " + gdnlab() + " sweep --replay " GDN_BUNDLED_H200_DB
+  fs::create_symlink(GDN_BUNDLED_H200_DB, dir + "/recording.sqlite");  // the recording by another name
+  ASSERT_EQ(run_command("cd " + dir + "/elsewhere && " + gdnlab() + " sweep --replay ../recording.sqlite"
                             " --shapes ../sets/./s.csv --db " + dir + "/elsewhere/../elsewhere/moved.db"
                             " --no-progress --resume",
                         out),
