@@ -100,6 +100,7 @@ TEST_F(GapCli, ErrorsExitNonZeroAndWriteNothing) {
     r.outcome = gdn::db::Outcome::Incorrect;
     r.message = "o rel rms 0.5";
     w.insert_result(r, {});
+    w.set_sweep_status(r.sweep_id, gdn::db::SweepStatus::Finished);
   }
   expect_rejected("--db " + db + " --table-sweep 1 --sweep 2", "measured sweep 2 has no forward problem with a Passed");
   expect_rejected("--db " + db + " --table-sweep 2", "table sweep 2 has no bucket where one forward variant passed");
