@@ -8,7 +8,7 @@
 #                                decides the variants (the default list holds the table's).
 #   GDN_DISPATCH_TABLE=none      no table: every call takes the default selection rule.
 #   GDN_VARIANTS=<a,b,...>       those procedural names, plus the always-kept set.
-#   GDN_VARIANTS=default         the handful kernels/cuda/registry.cpp lists (CI-sized).
+#   GDN_VARIANTS=default         the handful kernels/cuda/registry/registry.cpp lists (CI-sized).
 #   GDN_VARIANTS=all             every config of the full space the compiled fused chunk loop
 #                                implements (fused_config_built), 32 today, plus the staged.
 #   Always kept: every backward variant (a table tunes the forward) and every staged forward
@@ -96,7 +96,7 @@ function(gdn_select_variants)
                       "GDN_DISPATCH_TABLE decides the variants")
     endif()
   elseif(GDN_VARIANTS STREQUAL "default")
-    set(origin "GDN_VARIANTS=default: the list in kernels/cuda/registry.cpp")
+    set(origin "GDN_VARIANTS=default: the list in kernels/cuda/registry/registry.cpp")
   elseif(GDN_VARIANTS STREQUAL "all")
     set(origin "GDN_VARIANTS=all: every config of the full space the fused family implements")
     set(full_space ON)

@@ -2,24 +2,33 @@
 """Times libgdn against FLA 0.5.0 (live, same process, same inputs, same timer) over the anchor
 shape sets, and writes bench/results/<out>.csv with a provenance header plus a printed table.
 
-Rows: scripts/shapes/fwd_anchors.csv and bwd_anchors.csv, joined with the published tables in
-bench/anchors/ (FlashQLA's H200 table: FlashQLA, FlashInfer and FLA columns). Inputs: gdn.md
-section 5. Timer: CUDA-graph replay, median of --reps samples after --warmup replays; each
-library's first (eager) call per row absorbs Triton JIT and FLA's autotuning, which costs
-30-110 s per new head configuration (rows are grouped by head configuration, so once each).
-Set TRITON_CACHE_DIR to a carried folder to keep the autotuning between runs.
+Passes: fwd (scripts/shapes/fwd_anchors.csv), bwd (bwd_anchors.csv: the backward alone, from the
+forward's intermediates) and train (the bwd_anchors.csv rows as one training step: the forward
+that saves for backward, then the backward, in one graph); --pass both = fwd,bwd; --pass all =
+fwd,bwd,train. Rows are joined with the published tables in bench/anchors/ (FlashQLA's H200
+table: FlashQLA, FlashInfer and FLA columns); no training-step figure is published, so train
+rows compare live figures only. Inputs: gdn.md section 5. Timer: CUDA-graph replay, median of
+--reps samples after --warmup replays; each library's first (eager) call per row absorbs Triton
+JIT and FLA's autotuning, which costs 30-110 s per new head configuration (rows are grouped by
+head configuration, so once each). Set TRITON_CACHE_DIR to a carried folder to keep the
+autotuning between runs.
 
-FlashQLA is not run live (flash-qla + tilelang + z3 are ~80 MB of wheels, over the carry limit):
-flashqla_ms is its published figure, flashqla_source=published. The CSV keeps published figures
-raw; the printed table scales them by the row's FLA live/published ratio (anchors.md).
+FlashQLA runs live where the flash_qla package imports (flash-qla + tilelang + z3, ~80 MB of
+wheels; TileLang compiles each new shape on its first call, ~20 s, inside the eager first call):
+flashqla_ms is then measured with the same timer, flashqla_source=live. Otherwise (or with
+--no-flashqla) flashqla_ms is its published figure, flashqla_source=published, and train rows
+have none. The CSV keeps published figures raw; the printed table scales them by the row's FLA
+live/published ratio (anchors.md).
 
-FLA's backward is timed with its Hopper/Triton>=3.4 guard bypassed (its issue 640): timing only.
+FLA's backward (bwd and train) is timed with its Hopper/Triton>=3.4 guard bypassed (its issue
+640): timing only.
 
 Examples (on the H200, from the repo root, with FLA importable):
   PYTHONPATH=python:/tmp/site python3 scripts/bench_peers.py --pass fwd --out fwd_h200
   ... --pass bwd --rows 16/32,32k_1seq --reps 50 --out bwd_h200
+  ... --pass train --out train_h200                      # training step, 32 backward rows
   ... --pass fwd --out fwd_h200 --resume --budget-s 500     # continue a run cut short
-  python3 scripts/bench_peers.py --pass both --dry-run       # list rows, no GPU needed
+  python3 scripts/bench_peers.py --pass all --dry-run        # list rows, no GPU needed
 """
 
 import argparse
@@ -39,13 +48,18 @@ sys.path.insert(0, str(REPO / "python"))
 from gdnbench import report  # noqa: E402  (torch-free)
 from gdnbench.rows import RowError, load_rows, select_rows  # noqa: E402
 
+# --pass values: the passes each one times, in this order.
+PASS_SETS = {"fwd": ["fwd"], "bwd": ["bwd"], "train": ["train"], "both": ["fwd", "bwd"],
+             "all": ["fwd", "bwd", "train"]}
+
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  epilog=__doc__.split("\n\n", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pass", dest="pass_", choices=["fwd", "bwd", "both"], default="fwd",
-                    help="which anchor set to time (default fwd)")
+    ap.add_argument("--pass", dest="pass_", choices=list(PASS_SETS), default="fwd",
+                    help="what to time: fwd, bwd, train (a training step on the backward "
+                         "rows), both (fwd,bwd) or all (fwd,bwd,train) (default fwd)")
     ap.add_argument("--rows", default="",
                     help="comma-separated filters: a row-name substring, an anchor seqlens "
                          "label (1x32768, 8k_2seq) or a head pair h_qk/h_v (2/8)")
@@ -58,7 +72,10 @@ def parse_args(argv):
                     help="folder of the published anchor CSVs (default bench/anchors)")
     ap.add_argument("--shapes-dir", default=str(REPO / "scripts" / "shapes"),
                     help="folder of fwd_anchors.csv / bwd_anchors.csv (default scripts/shapes)")
-    ap.add_argument("--no-fla", action="store_true", help="time ours only (fla_ms left empty)")
+    ap.add_argument("--no-fla", action="store_true", help="do not time FLA (fla_ms left empty)")
+    ap.add_argument("--no-flashqla", action="store_true",
+                    help="do not time FlashQLA live even where flash_qla imports (published "
+                         "figures only)")
     ap.add_argument("--resume", action="store_true",
                     help="keep the rows of an existing --out that have no error; time the rest")
     ap.add_argument("--budget-s", type=float, default=0,
@@ -114,18 +131,18 @@ def nvidia_smi(query):
         return "n/a"
 
 
-def provenance(a, torch, fla_version, gdn_version):
+def provenance(a, torch, fla_version, flashqla_note, gdn_version, train_path):
     import triton
     props = torch.cuda.get_device_properties(0)
-    return [
+    lines = [
         f"gdnlab peer benchmark, {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}",
         f"GPU: {props.name}, {props.multi_processor_count} SMs, "
         f"{props.total_memory / 2**30:.0f} GiB; clocks now (sm, mem, max sm): "
         f"{nvidia_smi('clocks.sm,clocks.mem,clocks.max.sm')}",
         f"driver: {nvidia_smi('driver_version')}; CUDA (torch): {torch.version.cuda}; "
         f"torch: {torch.__version__}; triton: {triton.__version__}; python: {platform.python_version()}",
-        f"FLA: {fla_version} (fla-core wheel; bwd guard for its issue 640 bypassed: timing only); "
-        f"FlashQLA: published column (not run live); FlashInfer: published column",
+        f"FLA: {fla_version} (fla-core wheel, FLA_FLASH_QLA=0; bwd guard for its issue 640 "
+        f"bypassed: timing only); FlashQLA: {flashqla_note}; FlashInfer: published column",
         f"libgdn: {gdn_version}; git SHA: {git_sha(a)}",
         f"timing: CUDA-graph replay, median of {a.reps} after {a.warmup} warm-up replays, "
         f"eager first call per row; no L2 flush between replays (same for every library)",
@@ -134,6 +151,12 @@ def provenance(a, torch, fla_version, gdn_version):
         "published columns are raw (unscaled); flashqla_source says live or published",
         "command: " + " ".join(shlex.quote(x) for x in [sys.executable] + sys.argv),
     ]
+    if train_path:
+        lines.insert(-3, "training step (pass train): forward that saves for backward + backward "
+                     f"in one graph; ours: {train_path}; FLA: its chunk_gated_delta_rule_fwd then "
+                     "_bwd from the forward's outputs (its autograd's calls); FlashQLA (live): "
+                     "its autograd API")
+    return lines
 
 
 def relative_error(x, ref):
@@ -142,7 +165,21 @@ def relative_error(x, ref):
     return float(d / n) if float(n) > 0 else float(d)
 
 
-def measure_row(row, index, a, torch, fla):
+def time_library(name, make, out, errors, a):
+    """Times make()'s callable into out's <name>_ms / _p20_ms / _p80_ms; a failure becomes one
+    entry of errors (one failing library or row must not stop the run). True on success."""
+    from gdnbench import measure
+    try:
+        t = measure.time_graph(make(), a.reps, a.warmup)
+    except Exception as e:
+        errors.append(f"{name}: {type(e).__name__}: {e}")
+        return False
+    out.update({f"{name}_ms": report.fmt_ms(t.median_ms), f"{name}_p20_ms": report.fmt_ms(t.p20_ms),
+                f"{name}_p80_ms": report.fmt_ms(t.p80_ms)})
+    return True
+
+
+def measure_row(row, index, a, torch, fla, flashqla=None):
     from gdnbench import measure, peers
     out = {"pass": row.pass_, "name": row.name, "model": row.model, "seqlens": row.label,
            "lengths": "+".join(map(str, row.lengths)), "h_qk": row.h_qk, "h_v": row.h_v,
@@ -152,23 +189,21 @@ def measure_row(row, index, a, torch, fla):
            "flashqla_source": "published" if row.published.get("flashqla") else "",
            "flashinfer_published_ms": report.fmt_ms(row.published.get("flashinfer"))}
     errors = []
-    inp = measure.make_inputs(row, a.seed + index, with_grads=row.pass_ == "bwd")
+    inp = measure.make_inputs(row, a.seed + index, with_grads=row.pass_ in ("bwd", "train"))
     try:
         out["ours_variant"] = peers.ours_variant(inp)
-        fn = peers.ours_fwd(inp) if row.pass_ == "fwd" else peers.ours_bwd(inp)
-        t = measure.time_graph(fn, a.reps, a.warmup)
-        out.update(ours_ms=report.fmt_ms(t.median_ms), ours_p20_ms=report.fmt_ms(t.p20_ms),
-                   ours_p80_ms=report.fmt_ms(t.p80_ms))
-    except Exception as e:  # one failing library or row must not stop the run
+    except Exception as e:
         errors.append(f"ours: {type(e).__name__}: {e}")
+    if not errors:
+        # Each library's maker is named after the pass: ours_fwd / ours_bwd / ours_train, and
+        # the peers' fwd / bwd / train methods.
+        time_library("ours", lambda: getattr(peers, f"ours_{row.pass_}")(inp), out, errors, a)
     if fla is not None:
-        try:
-            fn = fla.fwd(inp) if row.pass_ == "fwd" else fla.bwd(inp)
-            t = measure.time_graph(fn, a.reps, a.warmup)
-            out.update(fla_ms=report.fmt_ms(t.median_ms), fla_p20_ms=report.fmt_ms(t.p20_ms),
-                       fla_p80_ms=report.fmt_ms(t.p80_ms))
-        except Exception as e:
-            errors.append(f"fla: {type(e).__name__}: {e}")
+        time_library("fla", lambda: getattr(fla, row.pass_)(inp), out, errors, a)
+    if flashqla is not None:
+        live = {}
+        if time_library("flashqla", lambda: getattr(flashqla, row.pass_)(inp), live, errors, a):
+            out.update(live, flashqla_source="live")
     if row.pass_ == "fwd" and fla is not None and not errors:
         # A cheap sanity check that both libraries computed the same thing (FLA's forward is
         # trustworthy; its backward is not, so only the forward is compared).
@@ -194,7 +229,7 @@ def kept_rows(path, resume):
 
 def main(argv=None):
     a = parse_args(sys.argv[1:] if argv is None else argv)
-    passes = ["fwd", "bwd"] if a.pass_ == "both" else [a.pass_]
+    passes = PASS_SETS[a.pass_]
     try:
         rows = [r for p in passes for r in select_rows(load_rows(p, a.shapes_dir, a.anchors_dir), a.rows)]
     except (RowError, OSError) as e:
@@ -206,7 +241,7 @@ def main(argv=None):
     if a.dry_run:
         for r in rows:
             pub = " ".join(f"{k}={report.fmt_ms(v) or '-'}" for k, v in r.published.items())
-            print(f"{r.pass_} {r.name:28} N={len(r.lengths):<2} T={r.total_tokens:<6} {pub}")
+            print(f"{r.pass_:5} {r.name:28} N={len(r.lengths):<2} T={r.total_tokens:<6} {pub}")
         print(f"{len(rows)} rows")
         return 0
 
@@ -226,12 +261,22 @@ def main(argv=None):
             fla_version = fla.version
         except Exception as e:
             fla_version = f"unavailable ({type(e).__name__}: {e})"
-            print(f"bench_peers: FLA not importable, timing ours only: {e}", file=sys.stderr)
+            print(f"bench_peers: FLA not importable, not timed: {e}", file=sys.stderr)
+    flashqla, flashqla_note = None, "published column (--no-flashqla)"
+    if not a.no_flashqla:
+        try:
+            flashqla = peers.FlashQla()
+            flashqla_note = f"{flashqla.version} live (flashqla_source=live)"
+        except Exception as e:  # optional: its wheels are not always on the GPU machine
+            flashqla_note = f"published column (flash_qla not importable: {type(e).__name__}: {e})"
+            print(f"bench_peers: FlashQLA not importable, published figures only: {e}",
+                  file=sys.stderr)
 
     path = output_path(a)
     kept = kept_rows(path, a.resume)
     done = {(r["pass"], r["name"]) for r in kept}
-    lines = provenance(a, torch, fla_version, peers.library_version())
+    train_path = peers.ours_train_path() if "train" in passes else ""
+    lines = provenance(a, torch, fla_version, flashqla_note, peers.library_version(), train_path)
     if kept:
         lines.append(f"resumed: {len(kept)} rows kept from an earlier run of this file")
     writer = report.CsvWriter(path, lines, kept)
@@ -249,14 +294,15 @@ def main(argv=None):
         first = (row.pass_, row.heads) not in heads_seen
         heads_seen[(row.pass_, row.heads)] = True
         try:
-            out = measure_row(row, i, a, torch, fla)
+            out = measure_row(row, i, a, torch, fla, flashqla)
         except Exception as e:  # input creation or anything outside the per-library guards
             out = {"pass": row.pass_, "name": row.name, "seqlens": row.label, "h_qk": row.h_qk,
                    "h_v": row.h_v, "error": f"row: {type(e).__name__}: {e}"[:300]}
         writer.write(out)
         results.append({c: str(out.get(c, "")) for c in report.COLUMNS})
+        qla = f", FlashQLA {out.get('flashqla_ms') or '-'} ms" if flashqla is not None else ""
         print(f"[{n + 1}/{len(todo)}] {row.pass_} {row.name}: ours {out.get('ours_ms') or '-'} ms, "
-              f"FLA {out.get('fla_ms') or '-'} ms ({time.monotonic() - t0:.1f} s"
+              f"FLA {out.get('fla_ms') or '-'} ms{qla} ({time.monotonic() - t0:.1f} s"
               f"{', incl. warm-up of this head config' if first else ''})"
               f"{'  ERROR ' + out['error'] if out.get('error') else ''}", flush=True)
     writer.close()

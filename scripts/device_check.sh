@@ -10,8 +10,9 @@
 #
 # Options (GPU machine):
 #   --stages LIST        comma-separated, in this order: resources,tests,sweep,tune,validate,
-#                        bench-fwd,bench-bwd (default: all but tune and validate). Split them over
-#                        several calls to stay under 10 minutes.
+#                        bench-fwd,bench-bwd,bench-train (default: all but tune and validate).
+#                        Split them over several calls to stay under 10 minutes. bench-train
+#                        times a training step (forward + backward) on the backward rows.
 #                        tune: the forward anchor sweep of the fused variants (tuning.sqlite) and
 #                        its exported dispatch table (table/); validate: a second, independent
 #                        sweep of the same shapes into the same database and the oracle gap of
@@ -20,7 +21,8 @@
 #                        without one, configure and build here (needs gtest, CLI11, SQLite headers).
 #   --bench-budget-s N   bench_peers stops starting rows after N s (default 400); rerun the stage
 #                        with --fwd-resume/--bwd-resume FILE (an earlier peers_*.csv) to finish.
-#   --fwd-resume FILE, --bwd-resume FILE   continue an earlier CSV instead of starting afresh.
+#   --fwd-resume FILE, --bwd-resume FILE, --train-resume FILE   continue an earlier CSV
+#                        instead of starting afresh.
 #   --bench-args "..."   extra arguments for scripts/bench_peers.py (e.g. "--reps 50 --rows 2/8").
 #   --tune-db FILE       the tuning.sqlite of an earlier call: tune continues its unfinished sweep
 #                        (--resume: same build, same arguments); validate sweeps it again.
@@ -29,19 +31,19 @@
 #   --sweep-metrics SET  CUPTI counters of the tune sweep: none | basic | full (default basic;
 #                        none times only, about 5x faster).
 # Outputs in OUTDIR (few files: the device tool returns at most 8): summary.txt, resources.txt,
-# peers_fwd.csv, peers_bwd.csv, smoke_h200.sqlite, tuning.sqlite, table.tar.gz, gap.csv,
+# peers_fwd.csv, peers_bwd.csv, peers_train.csv, smoke_h200.sqlite, tuning.sqlite, table.tar.gz, gap.csv,
 # logs.tar.gz, triton_autotune.tar.gz (FLA's
 # Triton autotuning results: unpack into .carry/triton_cache to skip 30-110 s per head config).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 REPO=$PWD
 
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "device_check: $*" >&2; exit 2; }
 
-ALL_STAGES="resources,tests,sweep,tune,validate,bench-fwd,bench-bwd"
-stages="resources,tests,sweep,bench-fwd,bench-bwd" build_dir="" bench_budget=400 fwd_resume=""
-bwd_resume="" bench_args="" tune_db="" sweep_gpus=0 sweep_metrics=basic
+ALL_STAGES="resources,tests,sweep,tune,validate,bench-fwd,bench-bwd,bench-train"
+stages="resources,tests,sweep,bench-fwd,bench-bwd,bench-train" build_dir="" bench_budget=400
+fwd_resume="" bwd_resume="" train_resume="" bench_args="" tune_db="" sweep_gpus=0 sweep_metrics=basic
 outdir="" prepare=0
 while (($#)); do
   case "$1" in
@@ -52,6 +54,7 @@ while (($#)); do
     --bench-budget-s) bench_budget=${2:?--bench-budget-s needs seconds}; shift ;;
     --fwd-resume) fwd_resume=${2:?--fwd-resume needs a CSV}; shift ;;
     --bwd-resume) bwd_resume=${2:?--bwd-resume needs a CSV}; shift ;;
+    --train-resume) train_resume=${2:?--train-resume needs a CSV}; shift ;;
     --bench-args) bench_args=${2?--bench-args needs a string}; shift ;;
     --tune-db) tune_db=${2:?--tune-db needs a database file}; shift ;;
     --sweep-gpus) sweep_gpus=${2:?--sweep-gpus needs a list such as 0,1}; shift ;;
@@ -274,6 +277,7 @@ has_stage tune && run_stage tune tune
 has_stage validate && run_stage validate validate
 has_stage bench-fwd && run_stage bench_fwd bench fwd "$fwd_resume"
 has_stage bench-bwd && run_stage bench_bwd bench bwd "$bwd_resume"
+has_stage bench-train && run_stage bench_train bench train "$train_resume"
 
 # Triton autotuning results (small JSON files) for the next call; logs in one archive.
 (cd "$TRITON_CACHE_DIR" && find . -name '*autotune*' | tar -czf "$outdir/triton_autotune.tar.gz" -T -) 2>/dev/null
@@ -296,7 +300,7 @@ tar -czf "$outdir/logs.tar.gz" -C "$outdir" logs && rm -rf "$logs"
     echo "-- oracle gap of the tuned table (tail):"
     tar -xzOf "$outdir/logs.tar.gz" logs/validate.log 2>/dev/null | tail -8
   fi
-  for p in fwd bwd; do
+  for p in fwd bwd train; do
     has_stage "bench-$p" || continue
     echo "-- bench $p (geometric means; full table in logs, rows in peers_$p.csv):"
     tar -xzOf "$outdir/logs.tar.gz" "logs/bench_$p.log" 2>/dev/null |

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "gdn/variant.hpp"
 #include "gdn/variant_config.hpp"
 
 namespace gdn {
@@ -37,6 +38,13 @@ std::string config_name(const KernelConfig& c) {
   name << "_cp" << c.cp_segment_chunks;
   if (c.chains_per_cta != 1) name << "_x" << c.chains_per_cta;
   return name.str();
+}
+
+std::string variant_name(Pass pass, const KernelConfig& c) {
+  std::string name = config_name(c);
+  const std::string fwd = "gdn_fwd_";
+  if (pass == Pass::Backward && name.rfind(fwd, 0) == 0) name.replace(0, fwd.size(), "gdn_bwd_");
+  return name;
 }
 
 }  // namespace gdn

@@ -142,7 +142,7 @@ int choose_cp_segment_cw(const SelectionInput& in, int block_v, const std::set<i
   const int64_t ctas_per_segment = int64_t{in.Hv} * ceil_div(in.V, block_v);
   const int64_t ctas = ctas_without_cp(in, block_v);
   // Unsplit at 64 columns with at most one CTA per two SMs, the prepare kernel runs beside the
-  // loop on the SMs its CTAs leave (prepare_overlap.hpp, exclusive): then CP only pays while
+  // loop on the SMs its CTAs leave (plan/prepare_overlap.hpp, exclusive): then CP only pays while
   // the CTAs busy along the longest chain, total chunks / longest chunks sequences' worth, are
   // under 2/5 of the SMs. Else CP when more than half of the SMs would idle.
   const bool exclusive_overlap = block_v == 64 && 2 * ctas <= slots;

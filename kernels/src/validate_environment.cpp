@@ -1,9 +1,9 @@
 // validate_environment: the library's environment variables, checked before a launch.
 #include <cstdlib>
 
-#include "cp_first_segment.hpp"
-#include "prepare_overlap.hpp"
-#include "prepare_tail.hpp"
+#include "plan/cp_first_segment.hpp"
+#include "plan/prepare_overlap.hpp"
+#include "plan/prepare_tail.hpp"
 #include "status.hpp"
 #include "validation.hpp"
 

@@ -21,8 +21,8 @@ class Inputs:
     cu_seqlens: torch.Tensor     # int64 on the device, always passed (one sequence too)
     cu_seqlens_cpu: list
     scale: float
-    do: torch.Tensor = None      # backward only: gradient of o
-    dht: torch.Tensor = None     # backward only: gradient of the final state
+    do: torch.Tensor = None      # backward and training step: gradient of o
+    dht: torch.Tensor = None     # backward and training step: gradient of the final state
 
 
 def make_inputs(row, seed, with_grads):
@@ -56,6 +56,19 @@ def make_inputs(row, seed, with_grads):
         inp.do = randn(1, T, Hv, V).to(dtype)
         inp.dht = randn(N, Hv, K, V)
     return inp
+
+
+def autograd_step(call, inp):
+    """One training step through a library's autograd: call(q, k, v, g, beta, h0) ->
+    (o, final_state) on leaf aliases of the inputs that require grad, then torch.autograd.grad of
+    (o, final_state) against (do, dht). The gradients are returned, never accumulated into .grad,
+    so every call and every graph replay does the same work."""
+    leaves = [t.detach().requires_grad_() for t in (inp.q, inp.k, inp.v, inp.g, inp.beta, inp.h0)]
+
+    def step():
+        o, ht = call(*leaves)
+        return torch.autograd.grad((o, ht), leaves, (inp.do, inp.dht))
+    return step
 
 
 @dataclass

@@ -1,15 +1,21 @@
-"""The libraries timed side by side: ours (through the gdn binding) and FLA 0.5.0 live.
+"""The libraries timed side by side: ours (through the gdn binding), FLA 0.5.0 live and, where
+the flash_qla package imports, FlashQLA live.
 
-Each maker returns a zero-argument callable doing one forward or one backward on prepared
-inputs, ready for measure.time_graph. FlashQLA is not run live: flash-qla needs tilelang and its
-dependencies (about 80 MB of wheels, over the GPU machine's 64 MiB carry limit), so its
-published column is used, scaled as anchors.md says.
+Each maker returns a zero-argument callable doing one forward, one backward or one training step
+(a forward that saves for backward, then the backward) on prepared inputs, ready for
+measure.time_graph. FlashQLA needs tilelang and its dependencies (about 80 MB of wheels, over the
+GPU machine's 64 MiB carry limit); where it does not import, its published column is used,
+scaled as anchors.md says (no published training-step figure exists).
 """
 
+import os
+
 import gdn
-from gdn import _capi
+from gdn import _capi, _ops
 from gdn._checks import check_fwd_inputs
 from gdn._ops import backward_raw, forward_raw
+
+from .measure import autograd_step
 
 
 def _spec(inp):
@@ -33,11 +39,49 @@ def ours_bwd(inp):
                                 inp.dht, True)
 
 
+def ours_train_uses_torch_op():
+    """True where the binding runs chunk_gated_delta_rule as a torch.library op: its autograd
+    then goes through torch's dispatcher, and the training step is timed through the public API.
+    Otherwise the step is the two raw calls its autograd.Function makes."""
+    torch = _ops._torch()  # registers the binding's torch.library ops where it has them
+    try:
+        getattr(torch.ops.gdn, "chunk_gated_delta_rule_fwd")
+    except (AttributeError, RuntimeError):
+        return False
+    return True
+
+
+def ours_train_path():
+    """How ours' training step is timed, for the provenance header."""
+    if ours_train_uses_torch_op():
+        return "gdn.chunk_gated_delta_rule + torch.autograd.grad (torch.library op)"
+    return "forward_raw + backward_raw (the calls of gdn.chunk_gated_delta_rule's autograd)"
+
+
+def ours_train(inp):
+    if ours_train_uses_torch_op():
+        return autograd_step(
+            lambda q, k, v, g, beta, h0: gdn.chunk_gated_delta_rule(
+                q, k, v, g, beta, scale=inp.scale, initial_state=h0, output_final_state=True,
+                cu_seqlens=inp.cu_seqlens, cu_seqlens_cpu=inp.cu_seqlens_cpu), inp)
+    spec = _spec(inp)
+
+    def step():
+        # The autograd forward saves only its inputs; the backward recomputes from them.
+        forward_raw(spec, inp.q, inp.k, inp.v, inp.g, inp.beta, inp.h0, True)
+        return backward_raw(spec, inp.q, inp.k, inp.v, inp.g, inp.beta, inp.h0, inp.do,
+                            inp.dht, True)
+    return step
+
+
 class Fla:
     """FLA's chunked GDN entry points, imported from the fla-core package (fla.ops only: its
     models and layers, which import transformers, are never loaded)."""
 
     def __init__(self):
+        # FLA >= 0.6 hands its public entry point to FlashQLA when that imports; the FLA column
+        # is FLA's own Triton kernels (the low-level functions below never dispatch anyway).
+        os.environ["FLA_FLASH_QLA"] = "0"
         import fla
         from fla.ops.gated_delta_rule import chunk as fla_chunk
         from fla.ops.utils.index import prepare_chunk_indices
@@ -66,6 +110,12 @@ class Fla:
         chunk_indices = self._prepare_chunk_indices(inp.cu_seqlens, 64)
         return lambda: self._fwd_call(inp, chunk_indices)
 
+    def _bwd_call(self, inp, g_cum, A, initial_state, chunk_indices):
+        return self._chunk.chunk_gated_delta_rule_bwd(
+            q=inp.q, k=inp.k, v=inp.v, g=g_cum, beta=inp.beta, A=A, scale=inp.scale,
+            initial_state=initial_state, do=inp.do, dht=inp.dht, cu_seqlens=inp.cu_seqlens,
+            chunk_indices=chunk_indices)
+
     def bwd(self, inp):
         if not self._bwd_guard_bypassed:
             self.bypass_bwd_guard()
@@ -73,10 +123,62 @@ class Fla:
         # The backward starts from the forward's intermediates (chunk-cumulated g and A), as in
         # FlashQLA's published backward table.
         g_cum, _o, A, _ht, _h0, _ = self._fwd_call(inp, chunk_indices)
-        return lambda: self._chunk.chunk_gated_delta_rule_bwd(
-            q=inp.q, k=inp.k, v=inp.v, g=g_cum, beta=inp.beta, A=A, scale=inp.scale,
-            initial_state=inp.h0, do=inp.do, dht=inp.dht, cu_seqlens=inp.cu_seqlens,
-            chunk_indices=chunk_indices)
+        return lambda: self._bwd_call(inp, g_cum, A, inp.h0, chunk_indices)
+
+    def train(self, inp):
+        """FLA's autograd step without the wrapper: the forward whose outputs its
+        ChunkGatedDeltaRuleFunction saves (chunk-cumulated g, A, the initial state it used), then
+        the backward from them."""
+        if not self._bwd_guard_bypassed:
+            self.bypass_bwd_guard()
+        chunk_indices = self._prepare_chunk_indices(inp.cu_seqlens, 64)
+
+        def step():
+            g_cum, _o, A, _ht, h0, _ = self._fwd_call(inp, chunk_indices)
+            return self._bwd_call(inp, g_cum, A, h0, chunk_indices)
+        return step
+
+
+class FlashQla:
+    """FlashQLA's chunked GDN entry points (flash_qla package, TileLang kernels compiled per new
+    shape on first call). Forward and backward are its low-level functions as its own benchmark
+    calls them (the backward from the forward's intermediates, like its published table); the
+    training step is its public autograd API, with its defaults (intra-card CP, forward CP cache)."""
+
+    def __init__(self):
+        import flash_qla
+        import torch
+        self.version = getattr(flash_qla, "__version__", "unknown")
+        self._flash_qla = flash_qla
+        self._torch = torch
+
+    def _cu_seqlens(self, inp):
+        # FlashQLA's kernels index with int32 offsets (its benchmark passes int32); one copy per
+        # maker, made outside the timed call, so its caches keyed by tensor identity hit.
+        return inp.cu_seqlens.to(self._torch.int32)
+
+    def _fwd_call(self, inp, cu):
+        return self._flash_qla.chunk_gated_delta_rule_fwd(
+            inp.q, inp.k, inp.v, inp.g, inp.beta, scale=inp.scale, initial_state=inp.h0,
+            output_final_state=True, cu_seqlens=cu)
+
+    def fwd(self, inp):
+        cu = self._cu_seqlens(inp)
+        return lambda: self._fwd_call(inp, cu)
+
+    def bwd(self, inp):
+        cu = self._cu_seqlens(inp)
+        g_cum, A = self._fwd_call(inp, cu)[:2]
+        return lambda: self._flash_qla.chunk_gated_delta_rule_bwd(
+            inp.q, inp.k, inp.v, g_cum, inp.beta, A, inp.do, inp.dht, scale=inp.scale,
+            initial_state=inp.h0, cu_seqlens=cu)
+
+    def train(self, inp):
+        cu = self._cu_seqlens(inp)
+        return autograd_step(
+            lambda q, k, v, g, beta, h0: self._flash_qla.chunk_gated_delta_rule(
+                q, k, v, g, beta, scale=inp.scale, initial_state=h0, output_final_state=True,
+                cu_seqlens=cu), inp)
 
 
 def library_version():

@@ -12,7 +12,7 @@ from collections import OrderedDict
 COLUMNS = ["pass", "name", "model", "seqlens", "lengths", "h_qk", "h_v", "tokens",
            "ours_ms", "fla_ms", "fla_published_ms", "flashqla_ms", "flashqla_source",
            "flashinfer_published_ms", "ours_p20_ms", "ours_p80_ms", "fla_p20_ms", "fla_p80_ms",
-           "samples", "ours_variant", "error"]
+           "flashqla_p20_ms", "flashqla_p80_ms", "samples", "ours_variant", "error"]
 
 
 def fnum(x):
@@ -89,12 +89,14 @@ def is_single_sequence(r):
 
 
 def summarize(rows):
-    """Per head configuration (in first-seen order) and overall: geometric means of each ratio,
-    measured and missing counts, and the single-sequence rows slower than FlashQLA."""
+    """Per pass and head configuration (in first-seen order), then per pass over all heads:
+    geometric means of each ratio, measured and missing counts, and the single-sequence rows
+    slower than FlashQLA. Passes are never mixed in one mean (a training step is not a forward)."""
     groups = OrderedDict()
     for r in rows:
         groups.setdefault(f"{r['pass']} {r['h_qk']}/{r['h_v']}", []).append(r)
-    groups["all " + "/".join(sorted({r["pass"] for r in rows}))] = list(rows)
+    for r in rows:
+        groups.setdefault(f"all {r['pass']}", []).append(r)
     out = OrderedDict()
     for key, members in groups.items():
         ratios = [row_ratios(r) for r in members]
@@ -120,13 +122,13 @@ def _ratio(x):
 def format_table(rows):
     """The printed table: one line per row, then the geometric means per head configuration.
     Peer columns are FLA live, FlashQLA (scaled when published) and FlashInfer (scaled)."""
-    lines = [f"{'pass':4} {'row':28} {'ours ms':>8} {'FLA ms':>8} {'xFLA':>6} "
+    lines = [f"{'pass':5} {'row':28} {'ours ms':>8} {'FLA ms':>8} {'xFLA':>6} "
              f"{'FQLA ms':>8} {'xFQLA':>6} {'FI ms':>8} {'xFI':>6} {'xbest':>6}  note"]
     for r in rows:
         x = row_ratios(r)
         note = r.get("error", "") or ("" if r.get("flashqla_source") != "published" else "fqla=pub*cal")
         lines.append(
-            f"{r['pass']:4} {r['name'][:28]:28} {fmt_ms(fnum(r.get('ours_ms'))):>8} "
+            f"{r['pass']:5} {r['name'][:28]:28} {fmt_ms(fnum(r.get('ours_ms'))):>8} "
             f"{fmt_ms(fnum(r.get('fla_ms'))):>8} {_ratio(x['vs_fla'])} "
             f"{fmt_ms(x['flashqla_scaled']):>8} {_ratio(x['vs_flashqla'])} "
             f"{fmt_ms(x['flashinfer_scaled']):>8} {_ratio(x['vs_flashinfer'])} "
@@ -140,5 +142,5 @@ def format_table(rows):
                      f"{_ratio(s['vs_flashqla'])} {_ratio(s['vs_flashinfer'])} "
                      f"{_ratio(s['vs_best'])}  {slow}")
     lines.append("x<peer> = peer ms / ours ms (> 1: ours faster). Published FlashQLA/FlashInfer "
-                 "figures scaled by FLA live/published per row (anchors.md).")
+                 "figures scaled by FLA live/published per row (anchors.md); train rows have none.")
     return "\n".join(lines)

@@ -3,6 +3,11 @@ anchor tables (bench/anchors/*.csv). Pure Python: no torch, testable anywhere.
 
 A shape-set row is named hqk<h_qk>_hv<h_v>_<label>, where <label> is the anchor table's own
 'seqlens' text (1x32768, 16384+16384, 8k_2seq, ...); that label is the join key.
+
+Passes: fwd (forward anchors), bwd (backward anchors, backward only, from the forward's saved
+intermediates) and train (the backward anchors again, timed as one training step: a forward that
+saves for backward, then the backward). No peer publishes a training-step figure, so train rows
+carry no published figures (only the model name of the backward table).
 """
 
 import csv
@@ -19,7 +24,7 @@ class RowError(ValueError):
 
 @dataclass
 class BenchRow:
-    pass_: str                       # 'fwd' or 'bwd'
+    pass_: str                       # one of PASSES
     name: str                        # shape-set row name
     label: str                       # the anchor's seqlens text, written as the CSV's seqlens
     lengths: List[int]
@@ -122,21 +127,32 @@ def read_anchor_table(path, pass_):
     return table
 
 
-ANCHOR_FILES = {"fwd": "flashqla_h200_fwd.csv", "bwd": "flashqla_h200_bwd.csv"}
+PASSES = ("fwd", "bwd", "train")
+# The shape set and published table each pass reads; a training step times the backward rows.
+SHAPE_FILES = {"fwd": "fwd_anchors.csv", "bwd": "bwd_anchors.csv", "train": "bwd_anchors.csv"}
+ANCHOR_FILES = {"fwd": "flashqla_h200_fwd.csv", "bwd": "flashqla_h200_bwd.csv",
+                "train": "flashqla_h200_bwd.csv"}
+# Passes whose published figures are the table's own measurements of that pass.
+PUBLISHED_PASSES = ("fwd", "bwd")
 
 
 def load_rows(pass_, shapes_dir, anchors_dir):
-    """BenchRows of one pass, in shape-set order, each with its published figures."""
-    shapes = read_shape_set(Path(shapes_dir) / f"{pass_}_anchors.csv")
+    """BenchRows of one pass, in shape-set order, each with its published figures (none for
+    train: the backward table's figures are backward-only and must not stand for a step)."""
+    if pass_ not in PASSES:
+        raise RowError(f"pass '{pass_}': expected one of {', '.join(PASSES)}")
+    shapes = read_shape_set(Path(shapes_dir) / SHAPE_FILES[pass_])
     anchors = read_anchor_table(Path(anchors_dir) / ANCHOR_FILES[pass_], pass_)
     rows = []
     for s in shapes:
         prefix = f"hqk{s['h_qk']}_hv{s['h_v']}_"
         if not s["name"].startswith(prefix):
-            raise RowError(f"{pass_}_anchors.csv row '{s['name']}': name does not start with "
+            raise RowError(f"{SHAPE_FILES[pass_]} row '{s['name']}': name does not start with "
                            f"'{prefix}' (expected hqk<h_qk>_hv<h_v>_<anchor seqlens>)")
         label = s["name"][len(prefix):]
         model, published = anchors.get((s["h_qk"], s["h_v"], label), ("", {}))
+        if pass_ not in PUBLISHED_PASSES:
+            published = {key: None for key in published}
         rows.append(BenchRow(pass_=pass_, name=s["name"], label=label, lengths=s["lengths"],
                              h_qk=s["h_qk"], h_v=s["h_v"], k=s["k"], v=s["v"], dtype=s["dtype"],
                              model=model or s.get("tag", ""), published=published))

@@ -1,9 +1,12 @@
-"""scripts/bench_peers.py's measuring loop without a GPU: torch, triton, the timer and the two
+"""scripts/bench_peers.py's measuring loop without a GPU: torch, triton, the timer and the
 libraries are replaced by fakes, so what is checked is the orchestration (one CSV line per row,
 a failing library recorded as that row's error while the run goes on, provenance, --resume,
---budget-s) with timings the fakes dictate."""
+--budget-s, the training-step pass, FlashQLA live where it imports) with timings the fakes
+dictate."""
 
+import contextlib
 import importlib.util
+import io
 import sys
 import tempfile
 import types
@@ -29,8 +32,28 @@ class FakeCall:
         return ("o", "o")
 
 
-def fake_modules(calls):
-    """sys.modules entries standing in for torch, triton, gdnbench.measure and gdnbench.peers."""
+class FakeFlashQla:
+    """FlashQLA live: every pass 0.25 ms, except the 8k_2seq rows, which fail."""
+    version = "0.1.3-fake"
+
+    def _make(self, inp):
+        if inp.row.label == "8k_2seq":
+            raise RuntimeError("boom in flashqla")
+        return FakeCall(0.25)
+
+    fwd = bwd = train = _make
+
+
+class MissingFlashQla:
+    """FlashQla where the flash_qla package is not installed."""
+
+    def __init__(self):
+        raise ModuleNotFoundError("No module named 'flash_qla'")
+
+
+def fake_modules(calls, flashqla=None):
+    """sys.modules entries standing in for torch, triton, gdnbench.measure and gdnbench.peers;
+    flashqla is the peers module's FlashQla class (default: one whose package does not import)."""
     torch = types.ModuleType("torch")
     torch.__version__ = "2.11.0+fake"
     torch.version = SimpleNamespace(cuda="13.0")
@@ -42,7 +65,8 @@ def fake_modules(calls):
     triton.__version__ = "3.6.0"
 
     measure = types.ModuleType("gdnbench.measure")
-    measure.make_inputs = lambda row, seed, with_grads: SimpleNamespace(row=row)
+    measure.make_inputs = lambda row, seed, with_grads: SimpleNamespace(row=row,
+                                                                        with_grads=with_grads)
     measure.time_graph = lambda fn, reps, warmup: SimpleNamespace(
         median_ms=fn.ms, p20_ms=fn.ms * 0.9, p80_ms=fn.ms * 1.1, samples=reps)
 
@@ -52,6 +76,16 @@ def fake_modules(calls):
             raise RuntimeError("boom in ours")
         return FakeCall(0.5 if inp.row.label == "1x32768" else 0.1)
 
+    def ours_bwd(inp):
+        calls.append(inp.row.name)
+        return FakeCall(0.3)
+
+    def ours_train(inp):
+        calls.append(inp.row.name)
+        if not inp.with_grads:
+            raise AssertionError("a training step needs do and dht")
+        return FakeCall(2.0 if inp.row.label == "32k_1seq" else 0.4)
+
     class Fla:
         version = "0.5.0-fake"
 
@@ -60,8 +94,18 @@ def fake_modules(calls):
                 raise ValueError("boom in fla")
             return FakeCall(1.0)
 
+        def bwd(self, inp):
+            return FakeCall(1.5)
+
+        def train(self, inp):
+            if inp.row.label == "8k_8seq":
+                raise ValueError("boom in fla train")
+            return FakeCall(3.0)
+
     peers = types.ModuleType("gdnbench.peers")
-    peers.ours_fwd, peers.Fla = ours_fwd, Fla
+    peers.ours_fwd, peers.ours_bwd, peers.ours_train, peers.Fla = ours_fwd, ours_bwd, ours_train, Fla
+    peers.ours_train_path = lambda: "fake raw calls"
+    peers.FlashQla = flashqla or MissingFlashQla
     peers.ours_variant = lambda inp: "fake_variant"
     peers.library_version = lambda: "libgdn-fake"
     return {"torch": torch, "triton": triton, "gdnbench.measure": measure,
@@ -79,12 +123,13 @@ def load_script():
 
 @unittest.skipUnless(HAVE_SHAPES, "scripts/shapes/fwd_anchors.csv not in this checkout")
 class BenchLoopTest(unittest.TestCase):
-    def run_main(self, *args):
+    def run_main(self, *args, flashqla=None, stdout=None):
         calls = []
-        with mock.patch.dict(sys.modules, fake_modules(calls)):
+        with mock.patch.dict(sys.modules, fake_modules(calls, flashqla)):
             import gdnbench
             with mock.patch.object(gdnbench, "measure", sys.modules["gdnbench.measure"], create=True), \
-                 mock.patch.object(gdnbench, "peers", sys.modules["gdnbench.peers"], create=True):
+                 mock.patch.object(gdnbench, "peers", sys.modules["gdnbench.peers"], create=True), \
+                 contextlib.redirect_stdout(stdout or io.StringIO()):
                 rc = load_script().main(list(args))
         return rc, calls
 
@@ -99,6 +144,7 @@ class BenchLoopTest(unittest.TestCase):
             self.assertIn("# GPU: FakeGPU, 132 SMs", text)
             self.assertIn("git SHA: abc123", text)
             self.assertIn("FLA: 0.5.0-fake", text)
+            self.assertNotIn("training step", text)  # said only where a train pass runs
             rows = {r["seqlens"]: r for r in report.read_csv(out)}
             self.assertEqual(len(rows), 19)
             big = rows["1x32768"]
@@ -137,6 +183,73 @@ class BenchLoopTest(unittest.TestCase):
             self.assertEqual(rc, 0)
             self.assertLess(len(set(calls)), 19)
             self.assertEqual(len(report.read_csv(out)), len(set(calls)))
+
+
+    def test_train_pass_times_one_step_per_backward_row(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "train.csv"
+            printed = io.StringIO()
+            rc, calls = self.run_main("--pass", "train", "--rows", "16/32", "--reps", "7",
+                                      "--out", str(out), stdout=printed)
+            self.assertEqual(rc, 0)
+            self.assertEqual(len(calls), 8)
+            text = out.read_text()
+            self.assertIn("ours: fake raw calls", text)
+            self.assertIn("FlashQLA: published column (flash_qla not importable", text)
+            rows = {r["seqlens"]: r for r in report.read_csv(out)}
+            self.assertEqual(len(rows), 8)
+            self.assertEqual({r["pass"] for r in rows.values()}, {"train"})
+            big = rows["32k_1seq"]
+            self.assertEqual((big["ours_ms"], big["ours_p20_ms"], big["ours_p80_ms"]),
+                             ("2.0000", "1.8000", "2.2000"))
+            self.assertEqual((big["fla_ms"], big["fla_p20_ms"], big["samples"], big["error"]),
+                             ("3.0000", "2.7000", "7", ""))
+            # no published training-step figure of any peer, and FlashQLA did not run live
+            for column in ("fla_published_ms", "flashqla_ms", "flashqla_source",
+                           "flashinfer_published_ms", "flashqla_p20_ms"):
+                self.assertEqual(big[column], "", column)
+            self.assertIn("fla: ValueError: boom in fla train", rows["8k_8seq"]["error"])
+            self.assertEqual(rows["8k_8seq"]["ours_ms"], "0.4000")
+            summary = printed.getvalue()
+            self.assertIn("train 16/32", summary)
+            line = next(x for x in summary.splitlines() if x.startswith("all train"))
+            # xFLA over the 7 measured rows: 3.0/2.0 once, 3.0/0.4 six times
+            self.assertEqual(line.split()[2:4],
+                             ["7/8", f"{(1.5 * 7.5 ** 6) ** (1 / 7):.2f}"])
+            self.assertEqual(line.split()[4], "-")
+
+    def test_flashqla_runs_live_where_it_imports(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "all.csv"
+            rc, _ = self.run_main("--pass", "all", "--rows", "hqk16_hv32_8k", "--out", str(out),
+                                  flashqla=FakeFlashQla)
+            self.assertEqual(rc, 0)
+            self.assertIn("FlashQLA: 0.1.3-fake live (flashqla_source=live)", out.read_text())
+            rows = {(r["pass"], r["seqlens"]): r for r in report.read_csv(out)}
+            self.assertEqual(sorted({p for p, _ in rows}), ["bwd", "train"])
+            for pass_ in ("bwd", "train"):
+                r = rows[(pass_, "8k_1seq")]
+                self.assertEqual((r["flashqla_ms"], r["flashqla_source"], r["flashqla_p20_ms"],
+                                  r["flashqla_p80_ms"]), ("0.2500", "live", "0.2250", "0.2750"))
+            # a failing live run keeps the published figure (bwd) or none (train), and says why
+            failed = rows[("bwd", "8k_2seq")]
+            self.assertEqual((failed["flashqla_ms"], failed["flashqla_source"]),
+                             ("0.8700", "published"))
+            self.assertIn("flashqla: RuntimeError: boom in flashqla", failed["error"])
+            failed = rows[("train", "8k_2seq")]
+            self.assertEqual((failed["flashqla_ms"], failed["flashqla_source"]), ("", ""))
+            self.assertIn("flashqla: RuntimeError: boom in flashqla", failed["error"])
+
+    def test_no_flashqla_keeps_published_figures(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "bwd.csv"
+            rc, _ = self.run_main("--pass", "bwd", "--rows", "16/32", "--out", str(out),
+                                  "--no-flashqla", flashqla=FakeFlashQla)
+            self.assertEqual(rc, 0)
+            self.assertIn("FlashQLA: published column (--no-flashqla)", out.read_text())
+            rows = report.read_csv(out)
+            self.assertEqual({r["flashqla_source"] for r in rows}, {"published"})
+            self.assertEqual({r["error"] for r in rows}, {""})
 
 
 if __name__ == "__main__":

@@ -62,6 +62,26 @@ class RowsTest(unittest.TestCase):
         self.assertEqual(len(select_rows(fwd, "2/8")), 19)
         self.assertEqual(len(select_rows(fwd, "1x32768,1024x8")), 18)
 
+    @unittest.skipUnless((SHAPES / "bwd_anchors.csv").exists() and ANCHORS.exists(),
+                         "anchor shape sets or bench/anchors not in this checkout")
+    def test_train_rows_are_the_backward_rows_without_published_figures(self):
+        bwd = load_rows("bwd", SHAPES, ANCHORS)
+        train = load_rows("train", SHAPES, ANCHORS)
+        self.assertEqual(len(train), 32)
+        self.assertEqual([(r.name, r.label, r.lengths, r.heads, r.model) for r in train],
+                         [(r.name, r.label, r.lengths, r.heads, r.model) for r in bwd])
+        for r in train:
+            self.assertEqual(r.pass_, "train")
+            # the backward table's figures time the backward alone: never a training step
+            self.assertEqual(r.published, {"fla": None, "flashqla": None, "flashinfer": None})
+        self.assertEqual(len(select_rows(train, "16/32")), 8)
+        self.assertEqual([r.name for r in select_rows(train, "32k_1seq")],
+                         [r.name for r in select_rows(bwd, "32k_1seq")])
+
+    def test_unknown_pass_is_refused(self):
+        with self.assertRaisesRegex(RowError, "pass 'step': expected one of fwd, bwd, train"):
+            load_rows("step", SHAPES, ANCHORS)
+
     def test_malformed_shape_files_name_the_line(self):
         with tempfile.TemporaryDirectory() as d:
             p = write(Path(d) / "s.csv", "# c\n" + HEADER + "a,2,8,128,128,bf16,packed,10,t\n"
@@ -127,6 +147,40 @@ class ReportArithmeticTest(unittest.TestCase):
         self.assertIn("ours: boom", table)
         self.assertTrue(math.isnan(report.gmean([])))
 
+    def test_summary_keeps_passes_apart(self):
+        rows = [csv_row(name="f", ours_ms=1, fla_ms=8, fla_published_ms=8, flashqla_ms=2),
+                csv_row(**{"pass": "bwd"}, name="b", h_qk=16, h_v=32, ours_ms=1, fla_ms=4,
+                        fla_published_ms=2, flashqla_ms=1),
+                csv_row(**{"pass": "train"}, name="t1", h_qk=16, h_v=32, ours_ms=2, fla_ms=4,
+                        flashqla_source=""),
+                csv_row(**{"pass": "train"}, name="t2", h_qk=16, h_v=32, ours_ms=2, fla_ms=9,
+                        flashqla_source="")]
+        s = report.summarize(rows)
+        self.assertEqual(list(s), ["fwd 2/8", "bwd 16/32", "train 16/32",
+                                   "all fwd", "all bwd", "all train"])
+        self.assertAlmostEqual(s["all fwd"]["vs_fla"], 8.0)
+        self.assertAlmostEqual(s["all bwd"]["vs_flashqla"], 2.0)   # 1 * (4 / 2) / 1
+        self.assertAlmostEqual(s["all train"]["vs_fla"], 3.0)      # sqrt(4 / 2 * 9 / 2)
+        self.assertEqual((s["all train"]["rows"], s["all train"]["measured"]), (2, 2))
+        # no published training-step figure: the FlashQLA mean stays empty, never estimated
+        self.assertTrue(math.isnan(s["all train"]["vs_flashqla"]))
+        self.assertTrue(math.isnan(s["all train"]["vs_best"]))
+        table = report.format_table(rows)
+        train_line = next(line for line in table.splitlines() if line.startswith("all train"))
+        self.assertEqual(train_line.split()[2:7], ["2/2", "3.00", "-", "-", "-"])
+        row_line = next(line for line in table.splitlines() if " t1 " in line)
+        self.assertEqual(row_line.split()[:5], ["train", "t1", "2.0000", "4.0000", "2.00"])
+
+    def test_live_flashqla_training_step_is_compared_unscaled(self):
+        r = csv_row(**{"pass": "train"}, ours_ms=2, fla_ms=6, fla_published_ms="",
+                    flashqla_ms=3, flashqla_source="live", flashqla_p20_ms=2.9,
+                    flashqla_p80_ms=3.1)
+        x = report.row_ratios(r)
+        self.assertAlmostEqual(x["vs_fla"], 3.0)
+        self.assertAlmostEqual(x["vs_flashqla"], 1.5)
+        self.assertAlmostEqual(report.summarize([r])["all train"]["vs_flashqla"], 1.5)
+        self.assertNotIn("fqla=pub*cal", report.format_table([r]))
+
     def test_csv_round_trip_keeps_provenance_out_of_the_rows(self):
         with tempfile.TemporaryDirectory() as d:
             path = Path(d) / "x.csv"
@@ -141,7 +195,9 @@ class ReportArithmeticTest(unittest.TestCase):
             self.assertEqual(rows[1]["error"], "fla: x, y")
             header = next(csv.reader([text.splitlines()[2]]))
             needed = {"pass", "seqlens", "h_qk", "h_v", "ours_ms", "fla_ms", "fla_published_ms",
-                      "flashqla_ms", "flashqla_source", "flashinfer_published_ms"}
+                      "flashqla_ms", "flashqla_source", "flashinfer_published_ms", "ours_p20_ms",
+                      "ours_p80_ms", "fla_p20_ms", "fla_p80_ms", "flashqla_p20_ms",
+                      "flashqla_p80_ms", "samples"}
             self.assertTrue(needed <= set(header))
 
     @unittest.skipUnless(SUMMARY_TOOL.exists(), "../shared/tools/bench_summary.py not here")
@@ -171,7 +227,8 @@ class BenchScriptTest(unittest.TestCase):
     def test_help(self):
         out = self.run_script("--help")
         self.assertEqual(out.returncode, 0, out.stderr)
-        for flag in ("--pass", "--rows", "--reps", "--out", "--anchors-dir", "--resume"):
+        for flag in ("--pass", "--rows", "--reps", "--out", "--anchors-dir", "--resume",
+                     "--no-flashqla", "train", "all"):
             self.assertIn(flag, out.stdout)
 
     @unittest.skipUnless((SHAPES / "bwd_anchors.csv").exists(), "shape sets not here")
@@ -180,10 +237,29 @@ class BenchScriptTest(unittest.TestCase):
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("203 rows", out.stdout)
 
+    @unittest.skipUnless((SHAPES / "bwd_anchors.csv").exists(), "shape sets not here")
+    def test_dry_run_of_every_pass_lists_the_training_step_rows(self):
+        out = self.run_script("--pass", "all", "--dry-run")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("235 rows", out.stdout)  # 171 fwd + 32 bwd + 32 train
+        lines = out.stdout.splitlines()
+        self.assertEqual([line.split()[0] for line in lines[:-1]],
+                         ["fwd"] * 171 + ["bwd"] * 32 + ["train"] * 32)
+        out = self.run_script("--pass", "train", "--rows", "16/32", "--dry-run")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        lines = out.stdout.splitlines()
+        self.assertEqual(lines[-1], "8 rows")
+        for line in lines[:-1]:
+            self.assertTrue(line.startswith("train hqk16_hv32_"), line)
+            self.assertTrue(line.endswith("fla=- flashqla=- flashinfer=-"), line)
+
     def test_bad_arguments(self):
         out = self.run_script("--reps", "0", "--dry-run")
         self.assertNotEqual(out.returncode, 0)
         self.assertIn("--reps: expected >= 1; got 0", out.stderr)
+        out = self.run_script("--pass", "step", "--dry-run")
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("invalid choice: 'step'", out.stderr)
         out = self.run_script("--dry-run", "--anchors-dir", "/nonexistent")
         self.assertEqual(out.returncode, 2)
         self.assertIn("/nonexistent", out.stderr)

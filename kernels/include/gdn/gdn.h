@@ -20,6 +20,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* GDN_API marks the C API: the only symbols libgdn.so exports (the library is compiled with
+ * hidden visibility; a ctest checks its dynamic symbol table against this header). */
+#if defined(__GNUC__) || defined(__clang__)
+#define GDN_API __attribute__((visibility("default")))
+#else
+#define GDN_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -63,8 +71,8 @@ typedef struct gdn_problem {
 } gdn_problem;
 
 /* Fills a problem with defaults: scale = K^-0.5, bf16, fp32 beta, KV layout, no cu_seqlens. */
-void gdn_problem_init(gdn_problem* p, int64_t B, int64_t T, int32_t Hk, int32_t Hv, int32_t K,
-                      int32_t V);
+GDN_API void gdn_problem_init(gdn_problem* p, int64_t B, int64_t T, int32_t Hk, int32_t Hv,
+                              int32_t K, int32_t V);
 
 typedef struct gdn_fwd_args {
   const void* q;
@@ -104,20 +112,20 @@ typedef struct gdn_bwd_args {
  * element size for g, beta, dg, dbeta and cu_seqlens), no output sharing memory with any
  * other tensor of the call (o == q, ht == h0, dq == dk are refused; inputs may share), and,
  * with a usable device that cannot read pageable memory, no pointer to ordinary host memory. */
-gdn_status gdn_validate_problem(const gdn_problem* p);
-gdn_status gdn_validate_fwd(const gdn_problem* p, const gdn_fwd_args* a);
-gdn_status gdn_validate_bwd(const gdn_problem* p, const gdn_bwd_args* a);
+GDN_API gdn_status gdn_validate_problem(const gdn_problem* p);
+GDN_API gdn_status gdn_validate_fwd(const gdn_problem* p, const gdn_fwd_args* a);
+GDN_API gdn_status gdn_validate_bwd(const gdn_problem* p, const gdn_bwd_args* a);
 
 /* Bytes of scratch a call needs; 0 with the message set when the problem is invalid. */
-size_t gdn_fwd_workspace_size(const gdn_problem* p);
-size_t gdn_bwd_workspace_size(const gdn_problem* p);
+GDN_API size_t gdn_fwd_workspace_size(const gdn_problem* p);
+GDN_API size_t gdn_bwd_workspace_size(const gdn_problem* p);
 
-gdn_status gdn_fwd(const gdn_problem* p, const gdn_fwd_args* a, gdn_stream_t stream);
-gdn_status gdn_bwd(const gdn_problem* p, const gdn_bwd_args* a, gdn_stream_t stream);
+GDN_API gdn_status gdn_fwd(const gdn_problem* p, const gdn_fwd_args* a, gdn_stream_t stream);
+GDN_API gdn_status gdn_bwd(const gdn_problem* p, const gdn_bwd_args* a, gdn_stream_t stream);
 
 /* Name of the kernel variant a forward call with this problem would use (the dispatch
  * decision, made on the host without touching the device). NULL if invalid. */
-const char* gdn_fwd_variant_name(const gdn_problem* p);
+GDN_API const char* gdn_fwd_variant_name(const gdn_problem* p);
 
 /* Why gdn_fwd would use that variant, in one line: "table: exact bucket {...}, tuned on
  * <device> (<uuid>), sweep <id> started <time>, git <sha>" (or "nearest bucket ... at
@@ -126,14 +134,14 @@ const char* gdn_fwd_variant_name(const gdn_problem* p);
  * shape, or the entry's variant is not compiled / cannot implement the problem. Same
  * requirements as gdn_fwd_variant_name; NULL if invalid. The string stays valid until the
  * next call of this function on the same thread. */
-const char* gdn_fwd_dispatch_source(const gdn_problem* p);
+GDN_API const char* gdn_fwd_dispatch_source(const gdn_problem* p);
 
-const char* gdn_status_string(gdn_status s);
+GDN_API const char* gdn_status_string(gdn_status s);
 /* The message of the last failing call on this thread ("" when none). */
-const char* gdn_last_error(void);
+GDN_API const char* gdn_last_error(void);
 /* 1 when a CUDA device with compute capability 9.0 is usable, else 0. */
-int gdn_device_available(void);
-const char* gdn_version(void);
+GDN_API int gdn_device_available(void);
+GDN_API const char* gdn_version(void);
 
 #ifdef __cplusplus
 }

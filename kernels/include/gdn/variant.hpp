@@ -14,6 +14,10 @@ namespace gdn {
 
 enum class Pass : std::uint8_t { Forward = 0, Backward = 1 };
 
+// The name of a variant: config_name with the pass as its prefix (gdn_fwd_... or gdn_bwd_...),
+// so that a forward and a backward variant of one config never share a name.
+std::string variant_name(Pass pass, const KernelConfig& c);
+
 struct Implementable {
   bool ok;
   std::string reason;  // why not, naming the field or problem property; "" when ok

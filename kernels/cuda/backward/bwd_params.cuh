@@ -1,0 +1,86 @@
+// Parameter block and workspace of the chunked backward family (kernels/cuda/backward/).
+//
+// The backward runs in four launches after the forward's chunk table and prepare kernel
+// (gamma, the 16-bit gated inverse T):
+//   1. the forward recompute: the column-warp fused chunk loop (with CP when the config says
+//      so) writes each chunk's start state S^T, 16-bit, and no output;
+//   2. the reverse chain's dS-independent inputs (chain_inputs.cu), parallel over (chunk,
+//      v-head), then the reverse state-gradient chain (dstate_chain.cuh), serial over a
+//      sequence's (or CP segment's) chunks, one CTA per (sequence, v-head, V-block) with dS in
+//      registers: each chunk's end-state gradient dS', dV_new and dv;
+//   3. the local gradients (local_grads.cu), parallel over (chunk, v-head): dq, dk per value
+//      head, dg (reverse chunk-local cumsum fused) and dbeta;
+//   4. the deterministic sum of dq, dk over the value heads of a q/k head.
+// Workspace (beyond the forward's tables, gamma and T):
+//   states16  [max_chunks, Hv, V, K] 16-bit  S^T at each chunk's start (transposed: the
+//                                             column-warp loop's register layout)
+//   dstate16  [max_chunks, Hv, K, V] 16-bit  dS' at each chunk's end
+//   dvin16    [Ttot, Hv, V]          16-bit  scale P^T dO (the chain's input)
+//   xq16      [max_chunks, Hv, K, V] 16-bit  scale Q^T diag(e) dO (the chain's input)
+//   dvnew16   [Ttot, Hv, V]          16-bit  gradient of V_new, and dvnew16_lo its rounding
+//                                             residual (split precision for dAg)
+//   dq_h, dk_h [Ttot, Hv, K]         fp32    per-value-head dq, dk before the group sum
+#pragma once
+
+#include "forward/params.cuh"
+
+namespace gdn::bwd {
+
+using fused::ChunkInfo;
+using fused::Dims;
+using fused::kC;
+using fused::kK;
+using fused::kV;
+
+struct ChainParams {
+  Dims d;
+  const void* k;
+  const void* beta;
+  const uint16_t* dvin16;  // scale P^T dO   [Ttot, Hv, V]      (chain_inputs.cuh)
+  const uint16_t* xq16;    // scale Q^T diag(e) dO [chunk, Hv, K, V]
+  const float* dht;  // optional
+  float* dh0;        // optional
+  void* dv;          // output: dv = dW' (input dtype)
+  const int64_t* chunk_first;
+  const ChunkInfo* table;
+  const float* gcum;
+  const uint16_t* t16;
+  uint16_t* dstate16;
+  uint16_t* dvnew16;
+  uint16_t* dvnew16_lo;  // dV_new - its 16-bit rounding, 16-bit (dAg's split precision)
+  // Exact CP (segs != nullptr): the reverse chain runs per segment. Pass 1 (transition) walks
+  // every segment but a sequence's first over the augmented gradient [M | N] (2K columns,
+  // grid.z spans both): M from the identity without dO, N from zero (from dht on a sequence's
+  // last segment) with dO; it writes transfer and no output. The forward fix-up then chains
+  // the segments, which pass 1 stores in reverse order within each sequence (a sequence's last
+  // segment first), so that its h_{i+1} = M_i h_i + N_i walks the reverse recurrence:
+  // starts holds each segment's end-state gradient. Pass 2 runs every segment from it.
+  const fused::Segment* segs;
+  const int64_t* seg_first;
+  float* transfer;
+  const float* starts;
+  bool transition;
+};
+
+struct LocalParams {
+  Dims d;
+  const void* q;
+  const void* k;
+  const void* v;
+  const void* d_o;
+  const void* dv;
+  const void* beta;
+  const ChunkInfo* table;
+  const float* gcum;
+  const uint16_t* t16;
+  const uint16_t* states16;  // S^T per chunk
+  const uint16_t* dstate16;
+  const uint16_t* dvnew16;
+  const uint16_t* dvnew16_lo;
+  float* dq_h;
+  float* dk_h;
+  float* dg;
+  void* dbeta;
+};
+
+}  // namespace gdn::bwd

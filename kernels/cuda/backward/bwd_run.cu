@@ -1,0 +1,217 @@
+// Workspace carving and the launch sequence of the chunked backward (see bwd_params.cuh).
+#include "bwd_chain_launch.cuh"
+#include "bwd_run.cuh"
+#include "chain_inputs.cuh"
+#include "forward/kernels.cuh"
+#include "forward/tensor_maps.cuh"
+#include "local_grads.cuh"
+#include "staged/kernels.cuh"
+#include "staged/run.cuh"
+
+namespace gdn::bwd {
+namespace {
+
+struct BwdWorkspace {
+  int64_t* chunk_first = nullptr;
+  ChunkInfo* table = nullptr;
+  float* gcum = nullptr;
+  uint16_t* t16 = nullptr;       // lower-packed: the column-warp recompute's operand
+  uint16_t* t16_rows = nullptr;  // row-major: the reverse chain's and the local kernel's
+  float* gate_ef = nullptr;
+  // CP of the forward recompute only
+  int64_t max_segs = 0;
+  int64_t* seg_first = nullptr;
+  fused::Segment* segs = nullptr;
+  float* transfer = nullptr;
+  float* starts = nullptr;
+  uint16_t *states16 = nullptr, *dstate16 = nullptr, *dvnew16 = nullptr, *dvnew16_lo = nullptr,
+           *dvin16 = nullptr, *xq16 = nullptr;
+  float *dq_h = nullptr, *dk_h = nullptr;
+};
+
+BwdWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig& config) {
+  const int cp = config.cp_segment_chunks;
+  const int64_t chunk_heads = d.max_chunks * d.Hv;
+  BwdWorkspace w;
+  w.chunk_first = c.take<int64_t>(d.num_seqs + 1);
+  w.table = c.take<ChunkInfo>(d.max_chunks);
+  w.gcum = c.take<float>(d.Ttot * d.Hv);
+  w.t16 = c.take<uint16_t>(chunk_heads * kC * kC);
+  w.t16_rows = c.take<uint16_t>(chunk_heads * kC * kC);
+  w.gate_ef = c.take<float>(chunk_heads * 3 * kC);
+  if (cp > 0) {
+    w.max_segs = fused::max_segments(d, cp);
+    w.seg_first = c.take<int64_t>(d.num_seqs + 1);
+    w.segs = c.take<fused::Segment>(w.max_segs);
+    w.transfer = c.take<float>(w.max_segs * d.Hv * kK * 2 * kV);
+    w.starts = c.take<float>(w.max_segs * d.Hv * kK * kV);
+  }
+  w.states16 = c.take<uint16_t>(chunk_heads * kK * kV);
+  w.dstate16 = c.take<uint16_t>(chunk_heads * kK * kV);
+  w.dvnew16 = c.take<uint16_t>(d.Ttot * d.Hv * kV);
+  w.dvnew16_lo = c.take<uint16_t>(d.Ttot * d.Hv * kV);
+  w.dvin16 = c.take<uint16_t>(d.Ttot * d.Hv * kV);
+  w.xq16 = c.take<uint16_t>(chunk_heads * kK * kV);
+  w.dq_h = c.take<float>(d.Ttot * d.Hv * kK);
+  w.dk_h = c.take<float>(d.Ttot * d.Hv * kK);
+  return w;
+}
+
+// The recompute runs the column-warp loop at 64 columns (two CTAs per SM), whatever the chain's
+// V-block: it is the forward's fastest layout at every anchor shape.
+constexpr int kRecomputeBlockV = 64;
+
+}  // namespace
+
+size_t bwd_workspace_bytes(const gdn_problem& p, const KernelConfig& c) {
+  staged::WorkspaceCarver carver{nullptr};
+  carve(carver, staged::make_dims(p), c);
+  return carver.used;
+}
+
+gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const KernelConfig& c,
+                        gdn_stream_t stream) {
+  const size_t need = bwd_workspace_bytes(p, c);
+  if (a.workspace_bytes < need || (!a.workspace && need > 0)) return GDN_ERROR_WORKSPACE;
+  const auto s = reinterpret_cast<cudaStream_t>(stream);
+  const Dims d = staged::make_dims(p);
+  if (d.num_seqs == 0) return GDN_OK;
+  staged::WorkspaceCarver carver{static_cast<char*>(a.workspace)};
+  const BwdWorkspace w = carve(carver, d, c);
+  const int sms = staged::device_sm_count();
+  const int cp = c.cp_segment_chunks;
+
+  // 1. Chunk (and segment) tables, the prepare kernel (gamma; T lower-packed and row-major;
+  //    e, f, beta), the forward recompute: each chunk's start state, no output.
+  cudaError_t err = fused::build_tables(p, d, cp, w.chunk_first, w.table, nullptr, w.seg_first,
+                                        w.segs, w.max_segs, s);
+  if (err == cudaSuccess && d.max_chunks > 0) {
+    staged::FwdParams prep{};
+    prep.d = d;
+    prep.q = a.q;
+    prep.k = a.k;
+    prep.v = a.v;
+    prep.g = a.g;
+    prep.beta = a.beta;
+    prep.ws.chunk_first = w.chunk_first;
+    prep.ws.table = w.table;
+    prep.ws.gcum = w.gcum;
+    prep.ws.t16 = w.t16;
+    prep.ws.t16_rows = w.t16_rows;
+    prep.ws.gate_ef = w.gate_ef;
+    prep.ws.lower_packed16 = true;
+    err = staged::launch_prepare(prep, sms, s);
+  }
+  fused::FusedParams fp{};
+  fp.d = d;
+  fp.q = a.q;
+  fp.k = a.k;
+  fp.v = a.v;
+  fp.beta = a.beta;
+  fp.h0 = a.h0;
+  fp.chunk_first = w.chunk_first;
+  fp.table = w.table;
+  fp.t16 = w.t16;
+  fp.gate_ef = w.gate_ef;
+  fp.stages = 2;
+  fp.mode = fused::Mode::Output;
+  if (err == cudaSuccess && d.Ttot > 0) {
+    err = fused::encode_token_tile_map(&fp.tmap_q, a.q, d.Hk, d.Ttot, d.in_bf16);
+    if (err == cudaSuccess) err = fused::encode_token_tile_map(&fp.tmap_k, a.k, d.Hk, d.Ttot, d.in_bf16);
+    if (err == cudaSuccess) err = fused::encode_token_tile_map(&fp.tmap_v, a.v, d.Hv, d.Ttot, d.in_bf16);
+  }
+  if (cp > 0) {
+    fp.segs = w.segs;
+    fp.transfer = w.transfer;
+    fp.starts = w.starts;
+    fp.mode = fused::Mode::Transition;  // pass 1: [M | N] of every segment but the last
+    if (err == cudaSuccess)
+      err = fused::launch_chunk_loop_cw<kRecomputeBlockV>(fp, static_cast<unsigned>(w.max_segs), s);
+    if (err == cudaSuccess)
+      err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, sms, s);
+    fp.mode = fused::Mode::Output;
+  }
+  fp.chunk_states = w.states16;
+  if (err == cudaSuccess)
+    err = fused::launch_chunk_loop_cw<kRecomputeBlockV>(
+        fp, static_cast<unsigned>(cp > 0 ? w.max_segs : d.num_seqs), s);
+
+  // 2. The reverse chain's inputs, then the chain: dS' per chunk, dV_new, dv, dh0.
+  ChainInputsParams ip{};
+  ip.d = d;
+  ip.q = a.q;
+  ip.k = a.k;
+  ip.d_o = a.d_o;
+  ip.table = w.table;
+  ip.gcum = w.gcum;
+  ip.dvin16 = w.dvin16;
+  ip.xq16 = w.xq16;
+  if (err == cudaSuccess) err = launch_chain_inputs(ip, s);
+  ChainParams cp_params{};
+  cp_params.d = d;
+  cp_params.k = a.k;
+  cp_params.beta = a.beta;
+  cp_params.dvin16 = w.dvin16;
+  cp_params.xq16 = w.xq16;
+  cp_params.dht = a.dht;
+  cp_params.dh0 = a.dh0;
+  cp_params.dv = a.dv;
+  cp_params.chunk_first = w.chunk_first;
+  cp_params.table = w.table;
+  cp_params.gcum = w.gcum;
+  cp_params.t16 = w.t16_rows;
+  cp_params.dstate16 = w.dstate16;
+  cp_params.dvnew16 = w.dvnew16;
+  cp_params.dvnew16_lo = w.dvnew16_lo;
+  if (cp == 0) {
+    if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.block_v, d.num_seqs, kV, s);
+  } else {
+    // Exact CP, mirrored: pass 1 per segment, the fix-up over the segments in reverse order,
+    // then every segment from its end-state gradient (bwd_params.cuh).
+    cp_params.segs = w.segs;
+    cp_params.seg_first = w.seg_first;
+    cp_params.transfer = w.transfer;
+    cp_params.starts = w.starts;
+    cp_params.transition = true;
+    if (err == cudaSuccess)
+      err = launch_dstate_chain(cp_params, c.block_v, w.max_segs, 2 * kV, s);
+    if (err == cudaSuccess)
+      err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, sms, s);
+    cp_params.transition = false;
+    if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.block_v, w.max_segs, kV, s);
+  }
+
+  // 3. Local gradients per (chunk, v-head).
+  LocalParams lp{};
+  lp.d = d;
+  lp.q = a.q;
+  lp.k = a.k;
+  lp.v = a.v;
+  lp.d_o = a.d_o;
+  lp.dv = a.dv;
+  lp.beta = a.beta;
+  lp.table = w.table;
+  lp.gcum = w.gcum;
+  lp.t16 = w.t16_rows;
+  lp.states16 = w.states16;
+  lp.dstate16 = w.dstate16;
+  lp.dvnew16 = w.dvnew16;
+  lp.dvnew16_lo = w.dvnew16_lo;
+  lp.dq_h = w.dq_h;
+  lp.dk_h = w.dk_h;
+  lp.dg = a.dg;
+  lp.dbeta = a.dbeta;
+  if (err == cudaSuccess) err = launch_local_grads(lp, s);
+
+  // 4. dq, dk summed over the value heads of each q/k head, in a fixed order.
+  staged::BwdParams sum{};
+  sum.f.d = d;
+  sum.dq_h = w.dq_h;
+  sum.dk_h = w.dk_h;
+  sum.dq = a.dq;
+  sum.dk = a.dk;
+  if (err == cudaSuccess) err = staged::launch_group_sum(sum, s);
+  return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
+}
+
+}  // namespace gdn::bwd

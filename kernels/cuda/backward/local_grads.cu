@@ -1,0 +1,437 @@
+// The local-gradient kernel of the chunked backward (see local_grads.cuh).
+#include "local_grads.cuh"
+
+namespace gdn::bwd {
+namespace {
+
+using fused::load_a;
+using fused::load_a_trans;
+using fused::load_b_kn;
+using fused::load_b_nk;
+using fused::SmemTile16;
+
+// Sum over the four lanes (t = lane % 4) that hold one fragment row.
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  x += __shfl_xor_sync(0xffffffffu, x, 2);
+  return x;
+}
+
+// acc (16 x 8 NT) += A (16 rows at r0 of `a`, row-major, depth `depth`) times B, where the tile
+// `b` stores B^T (rows = n: columns n0..; columns = depth).
+template <int NT, class Elem>
+__device__ __forceinline__ void gemm_a_bnk(float (&acc)[NT][4], const SmemTile16& a, int r0,
+                                           const SmemTile16& b, int n0, int depth) {
+  using Ops = fused::ElemOps<Elem>;
+  for (int kk = 0; kk < depth / 16; ++kk) {
+    uint32_t fa[4];
+    load_a(fa, a, r0, 16 * kk);
+#pragma unroll
+    for (int np = 0; np < NT / 2; ++np) {
+      uint32_t fb[4];
+      load_b_nk(fb, b, 16 * kk, n0 + 16 * np);
+      Ops::mma(acc[2 * np], fa, fb[0], fb[1]);
+      Ops::mma(acc[2 * np + 1], fa, fb[2], fb[3]);
+    }
+  }
+}
+
+// acc += A B with B stored row-major (rows = depth, columns n0..); A row-major at r0 (kTransA:
+// A = X^T with the tile storing X, rows = depth).
+template <int NT, class Elem, bool kTransA>
+__device__ __forceinline__ void gemm_a_bkn(float (&acc)[NT][4], const SmemTile16& a, int r0,
+                                           const SmemTile16& b, int n0, int depth) {
+  using Ops = fused::ElemOps<Elem>;
+  for (int kk = 0; kk < depth / 16; ++kk) {
+    uint32_t fa[4];
+    if (kTransA)
+      load_a_trans(fa, a, r0, 16 * kk);
+    else
+      load_a(fa, a, r0, 16 * kk);
+#pragma unroll
+    for (int np = 0; np < NT / 2; ++np) {
+      uint32_t fb[4];
+      load_b_kn(fb, b, 16 * kk, n0 + 16 * np);
+      Ops::mma(acc[2 * np], fa, fb[0], fb[1]);
+      Ops::mma(acc[2 * np + 1], fa, fb[2], fb[3]);
+    }
+  }
+}
+
+// Calls f(element, row, column) for a 16 x 8 NT accumulator at (r0, c0).
+template <int NT, class F>
+__device__ __forceinline__ void each(float (&acc)[NT][4], int r0, int c0, F f) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int nj = 0; nj < NT; ++nj)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) f(acc[nj][e], r0 + g + (e >= 2 ? 8 : 0), c0 + 8 * nj + 2 * t + (e & 1));
+}
+
+// Row sums of X o acc over this warp's columns, reduced over the quad and stored by lane t = 0
+// into out[row] (rows r0 + g and r0 + g + 8).
+template <int NT, class Elem>
+__device__ __forceinline__ void row_dot(const float (&acc)[NT][4], const SmemTile16& x, int r0,
+                                        int c0, float* out) {
+  using Ops = fused::ElemOps<Elem>;
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  float sa = 0.f, sb = 0.f;
+#pragma unroll
+  for (int nj = 0; nj < NT; ++nj) {
+    const int col = c0 + 8 * nj + 2 * t;
+    const float2 xa = Ops::unpack(x.pair(r0 + g, col)), xb = Ops::unpack(x.pair(r0 + g + 8, col));
+    sa = fmaf(xa.x, acc[nj][0], fmaf(xa.y, acc[nj][1], sa));
+    sb = fmaf(xb.x, acc[nj][2], fmaf(xb.y, acc[nj][3], sb));
+  }
+  sa = quad_sum(sa);
+  sb = quad_sum(sb);
+  if (t == 0) {
+    out[r0 + g] = sa;
+    out[r0 + g + 8] = sb;
+  }
+}
+
+template <int NT, class Elem>
+__device__ __forceinline__ void store16(const SmemTile16& dst, const float (&acc)[NT][4], int r0,
+                                        int c0) {
+  using Ops = fused::ElemOps<Elem>;
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int nj = 0; nj < NT; ++nj) {
+    const int col = c0 + 8 * nj + 2 * t;
+    dst.pair(r0 + g, col) = Ops::pack(acc[nj][0], acc[nj][1]);
+    dst.pair(r0 + g + 8, col) = Ops::pack(acc[nj][2], acc[nj][3]);
+  }
+}
+
+// cp.async of a 64-row, 128-column 16-bit token tile (rows past len zero-filled).
+template <class Elem>
+__device__ __forceinline__ void load_token_tile(const SmemTile16& dst, const void* src,
+                                                const ChunkInfo& ci, int heads, int head) {
+  const Elem* base = static_cast<const Elem*>(src);
+  for (int e = threadIdx.x; e < kC * (kK / 8); e += kLocalThreads) {
+    const int r = e / (kK / 8), c = (e % (kK / 8)) * 8;
+    const bool valid = r < ci.len;
+    const int64_t off = ((ci.tok_begin + (valid ? r : 0)) * heads + head) * kK + c;
+    fused::cp_async_16(dst.at(r, c), base + off, valid ? 16 : 0);
+  }
+}
+
+__device__ __forceinline__ void load_state_tile(const SmemTile16& dst, const uint16_t* src) {
+  for (int e = threadIdx.x; e < kK * (kV / 8); e += kLocalThreads) {
+    const int r = e / (kV / 8), c = (e % (kV / 8)) * 8;
+    fused::cp_async_16(dst.at(r, c), src + r * kV + c, 16);
+  }
+}
+
+// Row sums minus column sums of a 64 x 64 fp32 scratch matrix m (row stride kLdF) into out[r]
+// (set, or added with kAccumulate), by all 256 threads: 4 per row, each over 16 entries, reduced over the 4 in a fixed order.
+template <bool kAccumulate>
+__device__ __forceinline__ void rows_minus_columns(const float* m, float* out) {
+  const int r = threadIdx.x / 4, part = threadIdx.x % 4;
+  float acc = 0.f;
+#pragma unroll 4
+  for (int j = 16 * part; j < 16 * part + 16; ++j) acc += m[r * kLdF + j] - m[j * kLdF + r];
+  acc += __shfl_xor_sync(0xffffffffu, acc, 1);
+  acc += __shfl_xor_sync(0xffffffffu, acc, 2);
+  if (part == 0) out[r] = kAccumulate ? out[r] + acc : acc;
+}
+
+template <class Elem>
+__global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalParams p) {
+  using Ops = fused::ElemOps<Elem>;
+  const Dims& d = p.d;
+  const int64_t chunk = blockIdx.x;
+  const ChunkInfo ci = p.table[chunk];
+  if (ci.len == 0) return;
+  const int h = blockIdx.y, kh = h / d.group;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int rm = 16 * (warp % 4), wc = warp / 4, cn = 64 * wc, cq = 32 * wc;
+  extern __shared__ __align__(128) char smem_raw[];
+  const LocalSmem sm{smem_raw};
+  LocalVectors& vec = sm.vec();
+  // sS holds S^T (rows = value columns, columns = state rows).
+  const SmemTile16 sS = sm.s(), sDS = sm.ds(), sQ = sm.rows(0), sK = sm.rows(1),
+                   sDO = sm.rows(2), sVN = sm.rows(3), sDVN = sm.rows(4), sW = sm.rows(5),
+                   sDW = sm.rows(6), sT = sm.t(), sTb = sm.t_beta();
+  // In S^T's bytes once its last readers are done: the low halves of W' and dV_new.
+  const SmemTile16 sWlo = sm.s_half(0), sDVNlo = sm.s_half(1);
+
+  // Loads in the order of first use, one cp.async group each, waited for just before it: the
+  // later tiles land while the first products run.
+  const int64_t state_off = (chunk * d.Hv + h) * int64_t(kK * kV);
+  load_token_tile<Elem>(sK, p.k, ci, d.Hk, kh);
+  load_state_tile(sS, p.states16 + state_off);
+  load_token_tile<Elem>(sW, p.v, ci, d.Hv, h);
+  {
+    const uint16_t* tsrc = p.t16 + (chunk * d.Hv + h) * int64_t(kC * kC);
+    for (int e = threadIdx.x; e < kC * (kC / 8); e += kLocalThreads) {
+      const int r = e / (kC / 8), c = (e % (kC / 8)) * 8;
+      fused::cp_async_16(sT.at(r, c), tsrc + r * kC + c, 16);
+    }
+  }
+  fused::cp_async_commit();  // group 1: k, S^T, v, T
+  load_token_tile<Elem>(sDO, p.d_o, ci, d.Hv, h);
+  load_token_tile<Elem>(sQ, p.q, ci, d.Hk, kh);
+  load_token_tile<Elem>(sDW, p.dv, ci, d.Hv, h);
+  fused::cp_async_commit();  // group 2: dO, q, dW'
+  load_state_tile(sDS, p.dstate16 + state_off);
+  load_token_tile<uint16_t>(sDVN, p.dvnew16, ci, d.Hv, h);
+  fused::cp_async_commit();  // group 3: dS', dV_new (high halves)
+  if (threadIdx.x < kC) {
+    const int r = threadIdx.x;
+    const int rr = r < ci.len ? r : ci.len - 1;  // padded rows repeat the last gamma
+    const float gam = p.gcum[(ci.tok_begin + rr) * d.Hv + h];
+    const float glast = p.gcum[(ci.tok_begin + ci.len - 1) * d.Hv + h];
+    vec.gam[r] = gam;
+    vec.e[r] = expf(gam);
+    vec.f[r] = expf(glast - gam);
+    vec.beta[r] = r < ci.len ? staged::load_beta(p.beta, (ci.tok_begin + r) * d.Hv + h, d) : 0.f;
+  }
+  fused::cp_async_wait_groups<2>();
+  __syncthreads();  // group 1 and the vectors
+  for (int e = threadIdx.x; e < kC * (kC / 2); e += kLocalThreads) {
+    const int r = e / (kC / 2), c = (e % (kC / 2)) * 2;
+    const float2 x = Ops::unpack(sT.pair(r, c));
+    sTb.pair(r, c) = Ops::pack(x.x * vec.beta[c], x.y * vec.beta[c + 1]);
+  }
+
+  // ---- A. the products with S and dS' ------------------------------------------------------
+  float dq[8][4] = {}, dk[8][4] = {};
+  // W' = V - diag(e) K S: its 16-bit high part in place of V (each thread rewrites the elements
+  // it read); the fp32 values stay in registers until S^T's bytes are free for the low part.
+  float wp[8][4] = {};
+  gemm_a_bnk<8, Elem>(wp, sK, rm, sS, cn, kK);
+#pragma unroll
+  for (int nj = 0; nj < 8; ++nj) {
+    const int col = cn + 8 * nj + 2 * t;
+    const int ra = rm + g, rb = ra + 8;
+    const float2 va = Ops::unpack(sW.pair(ra, col)), vb = Ops::unpack(sW.pair(rb, col));
+    wp[nj][0] = va.x - vec.e[ra] * wp[nj][0];
+    wp[nj][1] = va.y - vec.e[ra] * wp[nj][1];
+    wp[nj][2] = vb.x - vec.e[rb] * wp[nj][2];
+    wp[nj][3] = vb.y - vec.e[rb] * wp[nj][3];
+    sW.pair(ra, col) = Ops::pack(wp[nj][0], wp[nj][1]);
+    sW.pair(rb, col) = Ops::pack(wp[nj][2], wp[nj][3]);
+  }
+  fused::cp_async_wait_groups<1>();
+  __syncthreads();  // W' high part, T diag(beta) and group 2 complete
+  {
+    // V_new = (T diag(beta)) W'.
+    float vn[8][4] = {};
+    gemm_a_bkn<8, Elem, false>(vn, sTb, rm, sW, cn, kC);
+    store16<8, Elem>(sVN, vn, rm, cn);
+  }
+  // G1 = dO S^T -> dq = scale diag(e) G1; (Q o G1) 1.
+  gemm_a_bkn<8, Elem, false>(dq, sDO, rm, sS, cn, kV);
+  row_dot<8, Elem>(dq, sQ, rm, cn, vec.rs_qs[wc]);
+  each<8>(dq, rm, cn, [&](float& x, int r, int) { x *= d.scale * vec.e[r]; });
+  {
+    // G3 = dW' S^T -> dk = -diag(e) G3; (K o G3) 1.
+    gemm_a_bkn<8, Elem, false>(dk, sDW, rm, sS, cn, kV);
+    row_dot<8, Elem>(dk, sK, rm, cn, vec.rs_ksw[wc]);
+    each<8>(dk, rm, cn, [&](float& x, int r, int) { x *= -vec.e[r]; });
+  }
+  fused::cp_async_wait_groups<0>();
+  __syncthreads();  // V_new complete; group 3 landed
+  {
+    // <S, dS'>, in a fixed order.
+    float sdot = 0.f;
+    for (int e = threadIdx.x; e < kK * (kV / 2); e += kLocalThreads) {
+      const int v = e / (kK / 2), k = (e % (kK / 2)) * 2;  // S^T(v, k), S^T(v, k + 1)
+      const float2 a = Ops::unpack(sS.pair(v, k));
+      const uint16_t b0 = *sDS.at(k, v), b1 = *sDS.at(k + 1, v);
+      sdot = fmaf(a.x, Ops::unpack(b0).x, fmaf(a.y, Ops::unpack(b1).x, sdot));
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) sdot += __shfl_xor_sync(0xffffffffu, sdot, off);
+    if (lane == 0) vec.sdot[warp] = sdot;
+  }
+  __syncthreads();  // S^T's last readers done
+  // The low halves: dV_new's from the chain's second plane, W''s from the registers.
+  load_token_tile<uint16_t>(sDVNlo, p.dvnew16_lo, ci, d.Hv, h);
+  fused::cp_async_commit();
+#pragma unroll
+  for (int nj = 0; nj < 8; ++nj) {
+    const int col = cn + 8 * nj + 2 * t;
+    const float2 ha = Ops::unpack(sW.pair(rm + g, col)), hb = Ops::unpack(sW.pair(rm + g + 8, col));
+    sWlo.pair(rm + g, col) = Ops::pack(wp[nj][0] - ha.x, wp[nj][1] - ha.y);
+    sWlo.pair(rm + g + 8, col) = Ops::pack(wp[nj][2] - hb.x, wp[nj][3] - hb.y);
+  }
+  {
+    // G2 = V_new dS'^T -> dk += diag(f) G2; (K o G2) 1.
+    float g2[8][4] = {};
+    gemm_a_bnk<8, Elem>(g2, sVN, rm, sDS, cn, kV);
+    row_dot<8, Elem>(g2, sK, rm, cn, vec.rs_kds[wc]);
+#pragma unroll
+    for (int nj = 0; nj < 8; ++nj)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dk[nj][e] += vec.f[rm + g + (e >= 2 ? 8 : 0)] * g2[nj][e];
+  }
+  float dp[4][4] = {}, dag[4][4] = {}, qk[4][4] = {};
+  gemm_a_bnk<4, Elem>(dp, sDO, rm, sVN, cq, kV);
+  gemm_a_bnk<4, Elem>(qk, sQ, rm, sK, cq, kK);
+  fused::cp_async_wait_groups<0>();
+  __syncthreads();  // both low halves complete
+  // dAg = dV_new W'^T in split precision (hi hi + hi lo + lo hi): dbeta of a short chunk is a
+  // single dot product of these two, whose rounding would otherwise show in full.
+  gemm_a_bnk<4, Elem>(dag, sDVN, rm, sW, cq, kV);
+  gemm_a_bnk<4, Elem>(dag, sDVN, rm, sWlo, cq, kV);
+  gemm_a_bnk<4, Elem>(dag, sDVNlo, rm, sW, cq, kV);
+  __syncthreads();  // S, dS' and the row tiles 2..6 are free
+
+  // ---- B. the 64 x 64 products ---------------------------------------------------------------
+  float* m3 = sm.scratch(0);  // dPm o Q K^T
+  float* m1 = sm.scratch(1);  // dAg
+  float* m2 = sm.scratch(2);  // Z o K K^T
+  const SmemTile16 sP = sm.tile64(0), sDT = sm.tile64(1), sX = sm.tile64(2), sZ = sm.tile64(3);
+  each<4>(dp, rm, cq, [&](float& x, int i, int j) {
+    x = i >= j ? d.scale * x * expf(vec.gam[i] - vec.gam[j]) : 0.f;
+  });
+  {
+
+#pragma unroll
+    for (int nj = 0; nj < 4; ++nj)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = rm + g + (e >= 2 ? 8 : 0), j = cq + 8 * nj + 2 * t + (e & 1);
+        m3[i * kLdF + j] = dp[nj][e] * qk[nj][e];
+        m1[i * kLdF + j] = dag[nj][e];
+        dag[nj][e] *= vec.beta[j];  // dT = dAg diag(beta)
+      }
+  }
+  store16<4, Elem>(sP, dp, rm, cq);
+  store16<4, Elem>(sDT, dag, rm, cq);
+  __syncthreads();
+
+  rows_minus_columns<false>(m3, vec.dgam);
+  {
+    // dbeta_r = sum_i dAg[i][r] T[i][r]: 4 threads per column, 16 rows each, fixed order.
+    const int r = threadIdx.x / 4, part = threadIdx.x % 4;
+    float b = 0.f;
+#pragma unroll 4
+    for (int i = 16 * part; i < 16 * part + 16; ++i) {
+      const float2 pair = Ops::unpack(sT.pair(i, r & ~1));
+      b = fmaf(m1[i * kLdF + r], (r & 1) ? pair.y : pair.x, b);
+    }
+    b += __shfl_xor_sync(0xffffffffu, b, 1);
+    b += __shfl_xor_sync(0xffffffffu, b, 2);
+    if (part == 0) vec.dbeta[r] = b;
+  }
+  {
+    float x[4][4] = {};
+    gemm_a_bkn<4, Elem, true>(x, sT, rm, sDT, cq, kC);  // X = T^T dT
+    store16<4, Elem>(sX, x, rm, cq);
+  }
+  gemm_a_bkn<8, Elem, false>(dq, sP, rm, sK, cn, kC);  // dq += dPm K
+  gemm_a_bkn<8, Elem, true>(dk, sP, rm, sQ, cn, kC);   // dk += dPm^T Q
+  __syncthreads();  // X complete
+
+  {
+    float da[4][4] = {}, kk[4][4] = {};
+    gemm_a_bnk<4, Elem>(da, sX, rm, sT, cq, kC);  // X T^T
+    gemm_a_bnk<4, Elem>(kk, sK, rm, sK, cq, kK);  // K K^T
+
+    float rba = 0.f, rbb = 0.f;
+#pragma unroll
+    for (int nj = 0; nj < 4; ++nj)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = rm + g + (e >= 2 ? 8 : 0), j = cq + 8 * nj + 2 * t + (e & 1);
+        float z = 0.f, hz = 0.f;
+        if (i > j) {
+          const float grad_a = -da[nj][e];
+          const float gam = expf(vec.gam[i] - vec.gam[j]);
+          const float kkg = kk[nj][e] * gam;
+          if (e >= 2)
+            rbb = fmaf(grad_a, kkg, rbb);
+          else
+            rba = fmaf(grad_a, kkg, rba);
+          z = grad_a * vec.beta[i] * gam;
+          hz = grad_a * vec.beta[i] * kkg;
+        }
+        da[nj][e] = z;
+        m2[i * kLdF + j] = hz;
+      }
+    rba = quad_sum(rba);
+    rbb = quad_sum(rbb);
+    if (t == 0) {
+      vec.db_rows[wc][rm + g] = rba;
+      vec.db_rows[wc][rm + g + 8] = rbb;
+    }
+    store16<4, Elem>(sZ, da, rm, cq);
+  }
+  __syncthreads();  // Z, Z o K K^T complete
+
+  gemm_a_bkn<8, Elem, false>(dk, sZ, rm, sK, cn, kC);  // dk += Z K
+  gemm_a_bkn<8, Elem, true>(dk, sZ, rm, sK, cn, kC);   // dk += Z^T K
+  rows_minus_columns<true>(m2, vec.dgam);
+  __syncthreads();
+  if (threadIdx.x < kC) {
+    const int r = threadIdx.x;
+    const float rs_qs = vec.rs_qs[0][r] + vec.rs_qs[1][r];
+    const float rs_ksw = vec.rs_ksw[0][r] + vec.rs_ksw[1][r];
+    vec.dgam[r] += d.scale * vec.e[r] * rs_qs - vec.e[r] * rs_ksw;
+    vec.dbeta[r] += vec.db_rows[0][r] + vec.db_rows[1][r];
+  }
+  __syncthreads();
+  if (threadIdx.x < kC) {
+    const int r = threadIdx.x;
+    if (r == kC - 1) {
+      float s = 0.f;
+      for (int w = 0; w < kLocalThreads / 32; ++w) s += vec.sdot[w];
+      vec.dgam[r] += vec.e[kC - 1] * s;  // gamma_last scales the carried state
+    }
+    // The f terms (see the header): the exclusive prefix of f_r (K dS')_r . V_new_r.
+    vec.fsum[r] = r > 0 ? vec.f[r - 1] * (vec.rs_kds[0][r - 1] + vec.rs_kds[1][r - 1]) : 0.f;
+  }
+  __syncthreads();
+  staged::chunk_reverse_cumsum_warp0(vec.dgam, vec.dgam);
+  staged::chunk_cumsum_warp0(vec.fsum, vec.fsum);
+  __syncthreads();
+  if (threadIdx.x < ci.len) {
+    const int r = threadIdx.x;
+    const int64_t gi = (ci.tok_begin + r) * d.Hv + h;
+    p.dg[gi] = vec.dgam[r] + vec.fsum[r];
+    staged::store_beta(p.dbeta, gi, vec.dbeta[r], d);
+  }
+
+#pragma unroll
+  for (int nj = 0; nj < 8; ++nj) {
+    const int col = cn + 8 * nj + 2 * t;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int r = rm + g + 8 * half;
+      if (r < ci.len) {
+        const int64_t off = ((ci.tok_begin + r) * d.Hv + h) * kK + col;
+        *reinterpret_cast<float2*>(p.dq_h + off) = make_float2(dq[nj][2 * half], dq[nj][2 * half + 1]);
+        *reinterpret_cast<float2*>(p.dk_h + off) = make_float2(dk[nj][2 * half], dk[nj][2 * half + 1]);
+      }
+    }
+  }
+}
+
+template <class Elem>
+cudaError_t launch_typed(const LocalParams& p, cudaStream_t stream) {
+  const size_t smem = LocalSmem::bytes();
+  const cudaError_t err = opt_into_shared_memory(
+      reinterpret_cast<const void*>(local_grads_kernel<Elem>), smem, Carveout::MaxShared);
+  if (err != cudaSuccess) return err;
+  const dim3 grid(static_cast<unsigned>(p.d.max_chunks), static_cast<unsigned>(p.d.Hv));
+  local_grads_kernel<Elem><<<grid, kLocalThreads, smem, stream>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t launch_local_grads(const LocalParams& p, cudaStream_t stream) {
+  if (p.d.max_chunks == 0) return cudaSuccess;
+  return p.d.in_bf16 ? launch_typed<__nv_bfloat16>(p, stream) : launch_typed<__half>(p, stream);
+}
+
+const void* local_grads_symbol(bool bf16) {
+  return bf16 ? reinterpret_cast<const void*>(local_grads_kernel<__nv_bfloat16>)
+              : reinterpret_cast<const void*>(local_grads_kernel<__half>);
+}
+
+}  // namespace gdn::bwd

@@ -1,0 +1,100 @@
+// The local gradients of the chunked backward: one CTA of 8 warps per (chunk, v-head), on
+// tensor cores (mma.sync m16n8k16, 16-bit operands, fp32 accumulators). Inputs: the chunk's
+// start state S (stored transposed, S^T) and end-state gradient dS' (128 x 128), q, k
+// (64 x 128), v, dO, dV_new and dW' = dv (64 x 128), T (64 x 64), gamma and beta. Warp w owns chunk rows
+// 16 (w % 4) .. +15 and, of a 64 x 128 result, columns 64 (w / 4) .. +63 (of a 64 x 64 one,
+// 32 (w / 4) .. +31). With e = exp(gamma), f = exp(gamma_last - gamma), Gam[i][j] =
+// exp(gamma_i - gamma_j) (i >= j):
+//   A. W' = V - diag(e) K S                       (64 x 128, depth 128) -> shared, in V's place
+//      (its 16-bit high part; the low part joins dV_new's for dAg, in split precision)
+//      V_new = (T diag(beta)) W'                  (64 x 128, depth 64) -> shared (recomputed:
+//      cheaper than a store from the recompute, whose fragments hold it transposed)
+//      G1 = dO S^T: dq = scale diag(e) G1, and the row sums (Q o G1) 1 for dgamma
+//      G2 = V_new dS'^T: dk = diag(f) G2, (K o G2) 1
+//      G3 = dW' S^T:    dk -= diag(e) G3, (K o G3) 1
+//      dP = dO V_new^T, dAg = dV_new W'^T, Q K^T   (64 x 64, depth 128); <S, dS'>
+//   B. dPm = scale dP o Gam o causal: dq += dPm K, dk += dPm^T Q, dgamma += rows - columns of
+//      dPm o Q K^T; dbeta += columns of dAg o T; dT = dAg diag(beta); X = T^T dT;
+//      dA = -X T^T (strictly lower); Z = diag(beta) dA o Gam: dk += Z K + Z^T K;
+//      dbeta += rows of dA o K K^T o Gam; dgamma += rows - columns of Z o K K^T
+//   C. dg = reverse chunk-local cumsum of dgamma (with the f terms' exclusive prefix added
+//      directly, as the staged family does: summed the other way the O(1) terms cancel only up
+//      to rounding), dbeta; dq, dk per value head to the workspace.
+// The row sums replace three 64 x 128 x 128 products of the staged family by elementwise
+// work on the G's: (Q S) . dO = (Q o dO S^T) 1, and likewise for (K S) . dW' and (K dS') . V_new.
+#pragma once
+
+#include "bwd_params.cuh"
+#include "common/chunk_math.cuh"
+#include "arch/mma.cuh"
+#include "arch/launch_smem.cuh"
+
+namespace gdn::bwd {
+
+inline constexpr int kLocalThreads = 256;
+inline constexpr int kLd128 = kK + 8;  // 16-bit rows of 128 columns, padded
+inline constexpr int kLd64 = kC + 8;   // 16-bit rows of 64 columns, padded
+inline constexpr int kLdF = kC + 1;    // fp32 64 x 64 scratch rows
+
+struct LocalVectors {
+  float gam[kC], e[kC], f[kC], beta[kC];
+  float rs_qs[2][kC], rs_kds[2][kC], rs_ksw[2][kC], db_rows[2][kC];
+  float dgam[kC], dbeta[kC], fsum[kC];
+  float sdot[kLocalThreads / 32];
+};
+
+// Shared memory: S^T and dS' (128 x 128 16-bit; reused in phase B as three fp32 64 x 64
+// scratch matrices), q, k, then dO, V_new, dV_new, V (W' in place) and dW' (64 x 128 16-bit;
+// reused in phase B as 16-bit 64 x 64 operand tiles), T and T diag(beta), and the per-row
+// vectors. 213 KB: one CTA per SM.
+struct LocalSmem {
+  static constexpr size_t kStateBytes = size_t(kK) * kLd128 * 2;
+  static constexpr size_t kRowsBytes = size_t(kC) * kLd128 * 2;
+  static constexpr size_t kTBytes = size_t(kC) * kLd64 * 2;
+  static constexpr size_t kScratchBytes = size_t(kC) * kLdF * 4;
+  static constexpr size_t kTile64Bytes = size_t(kC) * kLd64 * 2;
+  static_assert(3 * kScratchBytes <= 2 * kStateBytes, "fp32 scratch fits in S and dS'");
+  static_assert(4 * kTile64Bytes <= 5 * kRowsBytes, "phase-B tiles fit in the row tiles");
+  static constexpr size_t kRowsOffset = 2 * kStateBytes;
+  static constexpr size_t kTOffset = kRowsOffset + 7 * kRowsBytes;
+  static constexpr size_t kVecOffset = kTOffset + 2 * kTBytes;
+  static constexpr size_t bytes() { return kVecOffset + sizeof(LocalVectors); }
+
+  char* base;
+  __device__ __forceinline__ fused::SmemTile16 s() const {
+    return {reinterpret_cast<uint16_t*>(base), kLd128};
+  }
+  // Half i (64 rows x 128 columns) of S^T's bytes.
+  __device__ __forceinline__ fused::SmemTile16 s_half(int i) const {
+    return {reinterpret_cast<uint16_t*>(base + i * kRowsBytes), kLd128};
+  }
+  __device__ __forceinline__ fused::SmemTile16 ds() const {
+    return {reinterpret_cast<uint16_t*>(base + kStateBytes), kLd128};
+  }
+  // Rows tiles: 0 q, 1 k, 2 dO, 3 V_new, 4 dV_new, 5 V / W', 6 dW'.
+  __device__ __forceinline__ fused::SmemTile16 rows(int i) const {
+    return {reinterpret_cast<uint16_t*>(base + kRowsOffset + i * kRowsBytes), kLd128};
+  }
+  __device__ __forceinline__ fused::SmemTile16 t() const {
+    return {reinterpret_cast<uint16_t*>(base + kTOffset), kLd64};
+  }
+  __device__ __forceinline__ fused::SmemTile16 t_beta() const {  // T diag(beta)
+    return {reinterpret_cast<uint16_t*>(base + kTOffset + kTBytes), kLd64};
+  }
+  __device__ __forceinline__ LocalVectors& vec() const {
+    return *reinterpret_cast<LocalVectors*>(base + kVecOffset);
+  }
+  // Phase B.
+  __device__ __forceinline__ float* scratch(int i) const {
+    return reinterpret_cast<float*>(base + i * kScratchBytes);
+  }
+  __device__ __forceinline__ fused::SmemTile16 tile64(int i) const {  // in rows tiles 2..6
+    return {reinterpret_cast<uint16_t*>(base + kRowsOffset + 2 * kRowsBytes + i * kTile64Bytes),
+            kLd64};
+  }
+};
+
+cudaError_t launch_local_grads(const LocalParams& p, cudaStream_t stream);
+const void* local_grads_symbol(bool bf16);
+
+}  // namespace gdn::bwd

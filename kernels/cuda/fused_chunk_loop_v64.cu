@@ -1,6 +1,0 @@
-// The fused chunk loop for 64-column V-blocks (bf16 and fp16 instantiations).
-#include "fused_chunk_loop.cuh"
-
-namespace gdn::fused {
-GDN_FUSED_INSTANTIATE_CHUNK_LOOP(64)
-}  // namespace gdn::fused

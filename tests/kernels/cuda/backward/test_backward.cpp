@@ -1,0 +1,187 @@
+// GPU backward correctness of every registered backward variant against the float64 oracle
+// (gdn.md section 4): edge set in full (dht and dh0 on and off), anchor sample on whole GVA
+// groups (so dq, dk sums are complete), and T = 32768 for two head configurations on head
+// slices. Outputs are poisoned before each run; reruns must be bit-identical (no atomics).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <future>
+
+#include "device_harness.hpp"
+#include "gdn/testing/random.hpp"
+#include "gdn/testing/shapes.hpp"
+#include "slice_check.hpp"
+
+namespace gdn::testing::gpu {
+namespace {
+
+class Backward : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!hopper_available()) GTEST_SKIP() << "skipped: no CUDA device";
+    variants_ = variants_of(Pass::Backward);
+    ASSERT_FALSE(variants_.empty()) << "no backward variant registered";
+  }
+  std::vector<const Variant*> variants_;
+};
+
+template <class Check>
+void run_every_variant(const std::vector<const Variant*>& variants, const DeviceCase& dc,
+                       const RunOptions& opt, const std::string& label, Check check,
+                       bool print_time = false) {
+  for (const Variant* v : variants) {
+    SCOPED_TRACE(v->name() + " on " + label);
+    const Implementable imp = v->can_implement(dc.problem);
+    ASSERT_TRUE(imp.ok) << imp.reason;
+    const BwdRun first = run_backward(*v, dc, opt);
+    ASSERT_EQ(first.status, GDN_OK);
+    check(first.out);
+    const BwdRun second = run_backward(*v, dc, opt);
+    ASSERT_EQ(second.status, GDN_OK);
+    EXPECT_TRUE(same_bits(first.out, second.out)) << "rerun differs: not deterministic";
+    if (print_time) std::printf("  %s %s: %.3f ms\n", label.c_str(), v->name().c_str(), second.elapsed_ms);
+  }
+}
+
+TEST_F(Backward, EdgeSetMatchesOracle) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_note(seed));
+  WorstErrors worst;
+  const std::vector<ShapeCase> shapes = edge_cases(128, 128);
+  std::vector<std::future<std::pair<RandomCase, ref::BwdOutputs>>> jobs;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    CaseOptions opt;
+    opt.with_h0 = shapes[i].with_h0;
+    opt.with_dht = shapes[i].with_dht;
+    opt.dtype = i % 5 == 4 ? HalfType::FP16 : HalfType::BF16;
+    jobs.push_back(std::async(std::launch::async, [&shapes, i, seed, opt] {
+      RandomCase c = make_random_case(shapes[i].shape, derive_seed(seed, i), opt);
+      ref::BwdOutputs r = ref::oracle_backward(c.shape, c.inputs, c.grads);
+      return std::make_pair(std::move(c), std::move(r));
+    }));
+  }
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    auto [c, r] = jobs[i].get();
+    const std::string label = shapes[i].name + " (" + describe(c.shape) + ")";
+    const DeviceCase dc(c, i % 2 == 1);
+    RunOptions opt;
+    opt.want_dh0 = i % 3 != 2;  // dh0 optional: skipped on every third case
+    run_every_variant(variants_, dc, opt, label, [&](const DeviceBwdResult& got) {
+      const CheckReport rep = check_backward(c, r, got);
+      EXPECT_TRUE(rep.passed()) << rep.summary();
+      worst.note(rep);
+    });
+  }
+  worst.print("EdgeSetMatchesOracle");
+}
+
+// Gates and write strengths at their extremes: beta exactly 0 and 1 on every third token each,
+// a head of strong decay (g = -30 per token: exp underflows to 0 within a chunk) and one of
+// none (g = 0), on packed sequences of 63, 65 and 130 tokens, with h0 and dht, both layouts.
+TEST_F(Backward, ExtremeGatesAndBetasMatchOracle) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_note(seed));
+  WorstErrors worst;
+  for (int layout = 0; layout < 2; ++layout) {
+    ref::Shape shape = packed_shape({63, 65, 130}, 2, 4, 128, 128);
+    shape.layout = layout ? ref::StateLayout::VK : ref::StateLayout::KV;
+    RandomCase c = make_random_case(shape, derive_seed(seed, layout), {});
+    const int64_t tokens = shape.cu_seqlens.back();
+    for (int64_t t = 0; t < tokens; ++t)
+      for (int h = 0; h < shape.Hv; ++h) {
+        const size_t i = static_cast<size_t>(t * shape.Hv + h);
+        if (t % 3 == 0) c.inputs.beta[i] = 0.0;
+        if (t % 3 == 1) c.inputs.beta[i] = 1.0;
+        if (h == 0) c.inputs.g[i] = -30.0;
+        if (h == 1) c.inputs.g[i] = 0.0;
+        c.host.beta[i] = static_cast<float>(c.inputs.beta[i]);
+        c.host.g[i] = static_cast<float>(c.inputs.g[i]);
+      }
+    const ref::BwdOutputs r = ref::oracle_backward(c.shape, c.inputs, c.grads);
+    const DeviceCase dc(c, layout == 1);
+    run_every_variant(variants_, dc, {}, layout ? "extremes (VK)" : "extremes (KV)",
+                      [&](const DeviceBwdResult& got) {
+                        const CheckReport rep = check_backward(c, r, got);
+                        EXPECT_TRUE(rep.passed()) << rep.summary();
+                        worst.note(rep);
+                      });
+  }
+  worst.print("ExtremeGatesAndBetasMatchOracle");
+}
+
+TEST_F(Backward, AnchorSampleMatchesOracleOnGroups) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_note(seed));
+  WorstErrors worst;
+  const std::vector<ShapeCase> shapes = anchor_sample_cases(128, 128);
+  struct Prepared {
+    RandomCase c;
+    std::vector<SlicedReference> refs;
+  };
+  std::vector<std::future<Prepared>> jobs;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    CaseOptions opt;
+    opt.with_h0 = shapes[i].with_h0;
+    opt.with_dht = shapes[i].with_dht;
+    opt.with_reference = false;
+    jobs.push_back(std::async(std::launch::async, [&shapes, i, seed, opt] {
+      Prepared p{make_random_case(shapes[i].shape, derive_seed(seed, i), opt), {}};
+      p.refs = backward_references(p.c, {whole_group(p.c.shape, 0)});
+      return p;
+    }));
+  }
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const Prepared p = jobs[i].get();
+    const DeviceCase dc(p.c, i % 2 == 0);
+    run_every_variant(variants_, dc, {}, shapes[i].name, [&](const DeviceBwdResult& got) {
+      for (const SlicedReference& r : p.refs) {
+        const CheckReport rep = check_backward_slice(p.c, r, got);
+        EXPECT_TRUE(rep.passed()) << rep.summary();
+        worst.note(rep);
+      }
+    });
+  }
+  worst.print("AnchorSampleMatchesOracleOnGroups");
+}
+
+// T = 32768: Hk = Hv = 16 (a one-head slice is a whole group, so dq and dk are compared too)
+// and Hk = 2, Hv = 8 (per-value-head outputs dv, dg, dbeta, dh0 on the strong-decay head).
+TEST_F(Backward, Long32768MatchesOracleOnHeadSlices) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_note(seed));
+  WorstErrors worst;
+  std::vector<ShapeCase> shapes;
+  for (const ShapeCase& s : long_cases(128, 128))
+    if ((s.shape.Hk == 16 && s.shape.Hv == 16) || (s.shape.Hk == 2 && s.shape.Hv == 8))
+      shapes.push_back(s);
+  ASSERT_EQ(shapes.size(), 2u);
+  struct Prepared {
+    RandomCase c;
+    std::vector<SlicedReference> refs;
+  };
+  std::vector<std::future<Prepared>> jobs;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    CaseOptions opt;
+    opt.with_reference = false;
+    jobs.push_back(std::async(std::launch::async, [&shapes, i, seed, opt] {
+      Prepared p{make_random_case(shapes[i].shape, derive_seed(seed, i), opt), {}};
+      p.refs = backward_references(p.c, {single_head(p.c.shape, p.c.shape.Hv - 1)});
+      return p;
+    }));
+  }
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const Prepared p = jobs[i].get();
+    const DeviceCase dc(p.c, true);
+    run_every_variant(variants_, dc, {}, shapes[i].name, [&](const DeviceBwdResult& got) {
+      for (const SlicedReference& r : p.refs) {
+        const CheckReport rep = check_backward_slice(p.c, r, got);
+        EXPECT_TRUE(rep.passed()) << rep.summary();
+        worst.note(rep);
+      }
+    }, true);
+  }
+  worst.print("Long32768MatchesOracleOnHeadSlices");
+}
+
+}  // namespace
+}  // namespace gdn::testing::gpu

@@ -1,0 +1,43 @@
+// The resident-CTA arithmetic behind Variant::Resources::ctas_per_sm (no device needed), on
+// the H200's SM limits and the fused chunk loop's real shared-memory sizes.
+#include <gtest/gtest.h>
+
+#include "forward/params.cuh"
+#include "registry/kernel_resources.hpp"
+
+namespace {
+
+// sm_90 (H100/H200): 228 KiB shared per SM, 1 KiB reserved per CTA, 64 Ki registers, 2048
+// threads, 32 CTAs.
+constexpr gdn::SmLimits kHopper{233472, 1024, 65536, 2048, 32};
+
+TEST(ResidentCtas, UnknownInputsGiveUnknown) {
+  EXPECT_EQ(gdn::resident_ctas_per_sm(kHopper, -1, 1000, 128), -1);
+  EXPECT_EQ(gdn::resident_ctas_per_sm(kHopper, 64, -1, 128), -1);
+  EXPECT_EQ(gdn::resident_ctas_per_sm(kHopper, 64, 1000, 0), -1);
+}
+
+TEST(ResidentCtas, EachLimitBinds) {
+  EXPECT_EQ(gdn::resident_ctas_per_sm(kHopper, 32, 0, 32), 32);      // CTA slots
+  EXPECT_EQ(gdn::resident_ctas_per_sm(kHopper, 32, 0, 1024), 2);     // threads
+  // registers: 191 -> 192 per thread, 6144 per warp, 24576 per 4-warp CTA: 2 fit, not 3.
+  EXPECT_EQ(gdn::resident_ctas_per_sm(kHopper, 191, 0, 128), 2);
+  EXPECT_EQ(gdn::resident_ctas_per_sm(kHopper, 168, 0, 128), 3);
+  // shared memory: (113 KiB + 1 KiB reserve) twice fits in 228 KiB, 114 KiB does not.
+  EXPECT_EQ(gdn::resident_ctas_per_sm(kHopper, 32, 113 * 1024, 128), 2);
+  EXPECT_EQ(gdn::resident_ctas_per_sm(kHopper, 32, 114 * 1024, 128), 1);
+}
+
+// The point of the fused shared-memory layout: a 32-column, 2-stage chunk loop leaves room
+// for a second CTA on the SM; wider or deeper ones do not.
+TEST(ResidentCtas, FusedChunkLoopLayouts) {
+  using gdn::fused::FusedSmem;
+  EXPECT_EQ(gdn::resident_ctas_per_sm(kHopper, 191, static_cast<int>(FusedSmem<32>::bytes(2)), 128),
+            2);
+  EXPECT_EQ(gdn::resident_ctas_per_sm(kHopper, 191, static_cast<int>(FusedSmem<32>::bytes(3)), 128),
+            1);
+  EXPECT_EQ(gdn::resident_ctas_per_sm(kHopper, 249, static_cast<int>(FusedSmem<64>::bytes(2)), 128),
+            1);
+}
+
+}  // namespace
