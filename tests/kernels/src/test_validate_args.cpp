@@ -195,15 +195,20 @@ Args shifted_by_one(Args a, size_t offset) {
   return a;
 }
 
+// `good` validates; with the pointer of `c` one byte off it is refused, naming it.
+template <typename Args>
+void expect_misalignment_refused(gdn_status (*validate)(const gdn_problem*, const Args*), const char* where,
+                                 const Args& good, const MisalignedCase& c) {
+  const gdn_problem p = valid_batched_problem();
+  ASSERT_EQ(validate(&p, &good), GDN_OK) << gdn_last_error();
+  const Args a = shifted_by_one(good, c.offset);
+  EXPECT_TRUE(fails_with(validate(&p, &a), GDN_ERROR_INVALID_ARGUMENT,
+                         {where, c.argument, std::to_string(c.align) + "-byte aligned", "1 bytes past"}));
+}
+
 class FwdMisaligned : public ::testing::TestWithParam<MisalignedCase> {};
 TEST_P(FwdMisaligned, IsRejectedNamingTheArgument) {
-  const gdn_problem p = valid_batched_problem();
-  const gdn_fwd_args good = full_fwd_args();
-  ASSERT_EQ(gdn_validate_fwd(&p, &good), GDN_OK) << gdn_last_error();
-  const gdn_fwd_args a = shifted_by_one(full_fwd_args(), GetParam().offset);
-  EXPECT_TRUE(fails_with(gdn_validate_fwd(&p, &a), GDN_ERROR_INVALID_ARGUMENT,
-                         {"gdn_validate_fwd", GetParam().argument,
-                          std::to_string(GetParam().align) + "-byte aligned", "1 bytes past"}));
+  expect_misalignment_refused(gdn_validate_fwd, "gdn_validate_fwd", full_fwd_args(), GetParam());
 }
 INSTANTIATE_TEST_SUITE_P(
     EachPointer, FwdMisaligned,
@@ -220,13 +225,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 class BwdMisaligned : public ::testing::TestWithParam<MisalignedCase> {};
 TEST_P(BwdMisaligned, IsRejectedNamingTheArgument) {
-  const gdn_problem p = valid_batched_problem();
-  const gdn_bwd_args good = full_bwd_args();
-  ASSERT_EQ(gdn_validate_bwd(&p, &good), GDN_OK) << gdn_last_error();
-  const gdn_bwd_args a = shifted_by_one(full_bwd_args(), GetParam().offset);
-  EXPECT_TRUE(fails_with(gdn_validate_bwd(&p, &a), GDN_ERROR_INVALID_ARGUMENT,
-                         {"gdn_validate_bwd", GetParam().argument,
-                          std::to_string(GetParam().align) + "-byte aligned", "1 bytes past"}));
+  expect_misalignment_refused(gdn_validate_bwd, "gdn_validate_bwd", full_bwd_args(), GetParam());
 }
 INSTANTIATE_TEST_SUITE_P(
     EachPointer, BwdMisaligned,
