@@ -169,7 +169,10 @@ class Library:
         if name is None:
             message = self.last_error()  # set by this call: an invalid problem or no variant
             self.validate_problem(problem)
-            raise error_for_status(2, "gdn_fwd_variant_name", message)
+            # Without a usable device the library answers NOT_AVAILABLE (as gdn_fwd does), not
+            # "unsupported": the problem may well be supported on a GPU.
+            status = 2 if self.device_available() else 3
+            raise error_for_status(status, "gdn_fwd_variant_name", message)
         return name.decode()
 
 
@@ -182,6 +185,13 @@ def library():
     global _library
     with _lock:
         if _library is None:
+            explicit = os.environ.get("GDN_LIBRARY")
+            if explicit and not Path(explicit).is_file():
+                # An explicit choice that cannot be honoured is an error, never a silent
+                # fallback to another libgdn (which may be an older build).
+                raise GdnNotAvailableError(
+                    f"GDN_LIBRARY names {explicit}, which is not a file; point it at a built "
+                    f"libgdn.so or unset it to use {candidate_paths()[-2]}")
             tried = candidate_paths()
             found = next((p for p in tried if p.is_file()), None)
             if found is None and os.environ.get("GDN_LIBRARY"):

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "gate_inputs.hpp"
+#include "gdn/text/json.hpp"
 #include "gdn/problems/api_problem.hpp"
 #include "gdn/profiler/device_info.hpp"
 #include "gdn/profiler/nvtx.hpp"
@@ -114,15 +115,9 @@ struct BoundCall {
   }
 };
 
-std::string json_error_entry(const char* name, double rel, double max_abs) {
-  std::ostringstream s;
-  s.precision(6);
-  s << '"' << name << "\": {\"rel_rms\": ";
-  if (std::isfinite(rel)) s << rel; else s << "null";
-  s << ", \"max_abs\": ";
-  if (std::isfinite(max_abs)) s << max_abs; else s << "null";
-  s << '}';
-  return s.str();
+// One tensor's error against the reference: {"rel_rms": ..., "max_abs": ...} (null when not finite).
+text::Json error_entry(double rel, double max_abs) {
+  return {{"rel_rms", text::json_number(rel)}, {"max_abs", text::json_number(max_abs)}};
 }
 
 double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
@@ -175,8 +170,9 @@ class GpuBackend final : public MeasureBackend {
       std::vector<double> o(o_bits.size()), htd(ht.begin(), ht.end());
       for (std::size_t i = 0; i < o.size(); ++i) o[i] = from_half_bits(o_bits[i], problem.dtype);
       const double e_o = ref::rel_rms(o, ref.out.o), e_ht = ref::rel_rms(htd, ref.out.ht);
-      out.result.errors_json = "{" + json_error_entry("o", e_o, max_abs_diff(o, ref.out.o)) + ", " +
-                               json_error_entry("ht", e_ht, max_abs_diff(htd, ref.out.ht)) + "}";
+      out.result.errors_json = text::dump_json({{"o", error_entry(e_o, max_abs_diff(o, ref.out.o))},
+                                                {"ht", error_entry(e_ht, max_abs_diff(htd, ref.out.ht))}},
+                                               -1);
       const double worst = (std::isnan(e_o) || std::isnan(e_ht)) ? NAN : std::max(e_o, e_ht);
       if (std::isfinite(worst)) out.result.max_rel_rms = worst;
       const bool ok = std::isfinite(worst) && worst <= kForwardTolerance;
@@ -363,9 +359,13 @@ class GpuBackend final : public MeasureBackend {
     out.result.message = what;
     out.samples_ms.clear();
     // Errors such as an illegal address are sticky: the context is dead, the worker must go.
+    // The kernel crashed (it did not fail to launch): recorded Crashed, like a worker that died.
     if (cudaGetLastError() != cudaSuccess || code == cudaErrorIllegalAddress || code == cudaErrorLaunchFailure ||
-        code == cudaErrorIllegalInstruction || code == cudaErrorMisalignedAddress)
+        code == cudaErrorIllegalInstruction || code == cudaErrorMisalignedAddress) {
       lost_ = true;
+      out.result.outcome = db::Outcome::Crashed;
+      out.result.message = what + " (a sticky device error: the worker's CUDA context is lost and it is restarted)";
+    }
   }
 
   int gpu_;

@@ -62,7 +62,8 @@ struct OracleGap {
 
 // Throws DbError::Invalid for an unknown sweep id, a table sweep with no bucket where a
 // forward variant passed every problem, or a measured sweep with no Passed forward result.
-OracleGap oracle_gap(const Database& db, std::int64_t table_sweep, std::int64_t measured_sweep);
+OracleGap oracle_gap(const Database& db, std::int64_t table_sweep, std::int64_t measured_sweep,
+                     bool allow_partial = false);
 
 // Table: the provenance of both sweeps, one line per row, then the summary lines. CSV: the
 // rows only (a header line, then one line per row). JSON: {"table_sweep", "measured_sweep",

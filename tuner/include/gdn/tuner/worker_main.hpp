@@ -16,6 +16,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -28,5 +30,12 @@ struct WorkerOptions {
 };
 
 int run_worker(const WorkerOptions& options);
+
+// The same loop over a backend made by `make_backend` (may throw: the worker then reports
+// "fatal"). run_worker(options) uses the GPU or the replay backend; the GPU fault tests wrap the
+// GPU backend in a test backend that injects device faults, in a test-only worker executable.
+class MeasureBackend;
+using BackendFactory = std::function<std::unique_ptr<MeasureBackend>(const WorkerOptions&)>;
+int run_worker(const WorkerOptions& options, const BackendFactory& make_backend);
 
 }  // namespace gdn::tuner
