@@ -5,26 +5,36 @@
 #include "table_dispatch.hpp"
 
 #ifdef GDN_DISPATCH_TABLE_HEADER
-// What a generated header includes, first, so that only its own declarations fall under the
-// pragma below.
+// What a generated header includes, first: inside the namespace below they would be skipped
+// by their include guards anyway.
 #include <array>
 #include <string_view>
 
 #include "gdn/db/dispatch_lookup.hpp"
-// The table's inline variables (kEntries, kTableInfo) stay inside libgdn. Without this, a
-// program that includes a generated header of its own (the tests do; so may a user comparing
-// tables) has the dynamic linker bind libgdn's references to the program's arrays: same
-// symbol names, another table, another size.
-#pragma GCC visibility push(hidden)
+
+// The table's inline variables (kEntries, kTableInfo) get internal linkage: the header is
+// included inside an unnamed namespace, where its gdn::dispatch::generated names the format
+// through a using-directive. Without this, a program or library that includes a generated
+// header of its own (the tests do, linking libgdn's objects statically; so may a user comparing
+// tables) shares the symbols with this one: same names, another table, another size.
+namespace {
+namespace gdn::dispatch {
+using namespace ::gdn::dispatch;
+}  // namespace gdn::dispatch
 #include GDN_DISPATCH_TABLE_HEADER
-#pragma GCC visibility pop
+
+// Here `gdn` names the unnamed namespace's (declared in this scope), `::gdn` libgdn's.
+::gdn::detail::DispatchTable built_in_table() {
+  return {gdn::dispatch::generated::kEntries, &gdn::dispatch::generated::kTableInfo};
+}
+}  // namespace
 #endif
 
 namespace gdn::detail {
 
 DispatchTable compiled_dispatch_table() {
 #ifdef GDN_DISPATCH_TABLE_HEADER
-  return DispatchTable{dispatch::generated::kEntries, &dispatch::generated::kTableInfo};
+  return built_in_table();
 #else
   return DispatchTable{};
 #endif
