@@ -190,14 +190,11 @@ def library():
                 # An explicit choice that cannot be honoured is an error, never a silent
                 # fallback to another libgdn (which may be an older build).
                 raise GdnNotAvailableError(
-                    f"GDN_LIBRARY names {explicit}, which is not a file; point it at a built "
-                    f"libgdn.so or unset it to use {candidate_paths()[-2]}")
+                    f"GDN_LIBRARY names {explicit}: no such file (GDN_LIBRARY={explicit} must be "
+                    f"the path of a built libgdn.so; unset it to use the library installed with "
+                    f"the package)")
             tried = candidate_paths()
             found = next((p for p in tried if p.is_file()), None)
-            if found is None and os.environ.get("GDN_LIBRARY"):
-                raise GdnNotAvailableError(
-                    f"GDN_LIBRARY={tried[0]}: expected the path of libgdn.so; no such file "
-                    f"(unset GDN_LIBRARY to use the library installed with the package)")
             if found is None:
                 listing = ", ".join(str(p) for p in tried)
                 raise GdnNotAvailableError(
