@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "gdn/db/oracle_gap.hpp"
 
 namespace gdn::cli {
@@ -20,6 +22,7 @@ struct GapArgs {
   std::string format = "table";
   std::string out;                  // empty: stdout
   std::string pass = "fwd";         // fwd | bwd
+  bool allow_partial = false;
 };
 
 // Writes through a temporary name and renames, so a failed write leaves no partial file.
@@ -56,23 +59,20 @@ int run_gap(const GapArgs& a) {
   db::OpenOptions oo;
   oo.create_if_missing = false;
   oo.read_only = true;
-  std::string text;
-  try {
-    const auto database = db::Database::open(a.db_path, oo);
-    const auto gap = db::oracle_gap(database, a.table_sweep,
-                                    a.measured_sweep > 0 ? a.measured_sweep : a.table_sweep, *pass);
-    text = db::render_oracle_gap(gap, *fmt);
-    // On stderr: stdout carries the rendering in the format asked for.
-    print_origins(std::cerr, database, a.table_sweep);
-    if (a.measured_sweep > 0 && a.measured_sweep != a.table_sweep) print_origins(std::cerr, database, a.measured_sweep);
-  } catch (const db::DbError& e) {
-    return usage_error("gap", e.what());
-  }
+  const auto database = db::Database::open(a.db_path, oo);
+  const auto gap = db::oracle_gap(database, a.table_sweep, a.measured_sweep > 0 ? a.measured_sweep : a.table_sweep,
+                                  *pass, a.allow_partial);
+  const std::string text = db::render_oracle_gap(gap, *fmt);
+  // On stderr: stdout carries the rendering in the format asked for.
+  print_origins(std::cerr, database, a.table_sweep);
+  if (a.measured_sweep > 0 && a.measured_sweep != a.table_sweep) print_origins(std::cerr, database, a.measured_sweep);
   if (a.out.empty()) {
     std::cout << text;
     return 0;
   }
-  if (const std::string err = write_atomically(a.out, text); !err.empty()) return usage_error("gap", err);
+  // The output could not be written: a failure of the run, not of the arguments.
+  if (const std::string err = write_atomically(a.out, text); !err.empty())
+    throw db::DbError(db::DbError::Kind::Io, err);
   std::cout << "wrote " << a.out << '\n';
   return 0;
 }
@@ -87,12 +87,14 @@ void add_gap(CLI::App& app, Action& run) {
   sub->add_option("--db", a->db_path, "Results database")->required();
   sub->add_option("--table-sweep", a->table_sweep,
                   "Sweep whose exported table is judged (what `gdnlab export --sweep` would write)")
-      ->required()->check(CLI::PositiveNumber);
+      ->required()->check(integer_in(1, std::numeric_limits<std::int64_t>::max()));
   sub->add_option("--sweep", a->measured_sweep, "Sweep that measures it (default: the table sweep)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, std::numeric_limits<std::int64_t>::max()));
   sub->add_option("--format", a->format, "table | csv (rows only) | json")->capture_default_str();
   sub->add_option("--pass", a->pass, "fwd | bwd: whose table entries and problems")->capture_default_str();
   sub->add_option("--out", a->out, "Write to this file instead of stdout (replaced atomically)");
+  sub->add_flag("--allow-partial", a->allow_partial,
+                "Accept sweeps that did not finish (interrupted or running); the output marks them PARTIAL");
   sub->footer("Rows: problems of the measured sweep (of --pass) with a Passed result. ratio = picked p50 / "
               "fastest p50; the oracle gap is their geometric mean - 1. Rows answered by libgdn's default "
               "rule (no entry within bucket distance 4) and picks without a Passed result are counted "

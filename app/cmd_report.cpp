@@ -1,7 +1,9 @@
 // gdnlab report: best variant per problem, margins, outcome counts, metric columns.
 #include <iostream>
+#include <limits>
 
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "gdn/db/report.hpp"
 
 namespace gdn::cli {
@@ -12,7 +14,7 @@ void add_report(CLI::App& app, Action& run) {
   auto sweep = std::make_shared<std::int64_t>(0);
   auto format = std::make_shared<std::string>("table");
   sub->add_option("--db", *db_path, "Results database")->required();
-  sub->add_option("--sweep", *sweep, "Sweep id (default: the newest)")->check(CLI::PositiveNumber);
+  sub->add_option("--sweep", *sweep, "Sweep id (default: the newest)")->check(integer_in(1, std::numeric_limits<std::int64_t>::max()));
   sub->add_option("--format", *format, "table | csv | json")->capture_default_str();
   sub->callback([&run, db_path, sweep, format] {
     run = [db_path, sweep, format]() -> int {
@@ -21,12 +23,8 @@ void add_report(CLI::App& app, Action& run) {
       db::OpenOptions oo;
       oo.create_if_missing = false;
       oo.read_only = true;
-      try {
-        const auto database = db::Database::open(*db_path, oo);
-        std::cout << db::render_report(database, *sweep > 0 ? std::optional<std::int64_t>(*sweep) : std::nullopt, *fmt);
-      } catch (const db::DbError& e) {
-        return usage_error("report", e.what());
-      }
+      const auto database = db::Database::open(*db_path, oo);
+      std::cout << db::render_report(database, *sweep > 0 ? std::optional<std::int64_t>(*sweep) : std::nullopt, *fmt);
       return 0;
     };
   });

@@ -1,7 +1,9 @@
 // gdnlab sweep: verify, time and profile variants over a shape set into the results database.
 #include <iostream>
+#include <limits>
 
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "gdn/tuner/sweep.hpp"
 #include "gdn/tuner/worker_process.hpp"
 
@@ -34,11 +36,11 @@ void add_sweep(CLI::App& app, Action& run) {
   sub->add_option("--strategy", a->strategy, "exhaustive | random | halving")->capture_default_str();
   sub->add_option("--budget", a->budget, "random: (variant, problem) pairs to measure; "
                                                    "halving: variants drawn per problem (0 = all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, std::numeric_limits<std::int64_t>::max()));
   sub->add_option("--seed", a->seed, "Seed of the random and halving strategies")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(integer_in(0, std::numeric_limits<std::int64_t>::max()));
   sub->add_option("--halving-eta", a->o.strategy.halving_eta, "Successive halving keeps the best 1/eta per rung")
-      ->capture_default_str()->check(CLI::Range(2, 16));
+      ->capture_default_str()->check(integer_in(2, 16));
   sub->add_option("--gpus", a->gpus, "Comma-separated GPU ordinals, one worker process each")->capture_default_str();
   sub->add_option("--metrics", a->metrics, "CUPTI counters: none | basic (one-pass set) | full (+ SOL)")
       ->capture_default_str();
@@ -48,7 +50,8 @@ void add_sweep(CLI::App& app, Action& run) {
                 "Continue the sweep with the same arguments when --db holds one (a finished one measures nothing "
                 "more), else start it: for batch jobs that may be requeued (scripts/slurm)");
   sub->add_option("--replay", a->o.replay_db, "Replay runner: answer from this recorded database (no GPU)");
-  sub->add_option("--replay-sweep", a->replay_sweep, "Sweep of the --replay database (default: newest with results)");
+  sub->add_option("--replay-sweep", a->replay_sweep, "Sweep of the --replay database (default: newest with results)")
+      ->check(integer_in(1, std::numeric_limits<std::int64_t>::max()));
   sub->add_option("--variants", a->o.variant_filter, "Comma-separated globs on candidate names, e.g. '*fused*v64*'");
   sub->add_option("--plans", a->o.plans, "Launch-plan space per variant: rule (the default rules only), axes (plus "
                                          "each plan field that applies pinned alone, at each of its values), "
@@ -57,9 +60,9 @@ void add_sweep(CLI::App& app, Action& run) {
   sub->add_option("--worker-exe", a->o.worker_exe, "Executable spawned as '<exe> worker ...' (default: this gdnlab)")
       ->group("");  // hidden: tests spawn a worker with fault hooks
   sub->add_option("--timeout", a->o.timeout_s, "Seconds before a measurement is killed and recorded Timeout")
-      ->capture_default_str();
+      ->capture_default_str()->check(finite_number());
   sub->add_option("--gate-timeout", a->o.gate_timeout_s, "Seconds before a correctness gate is killed (Timeout)")
-      ->capture_default_str();
+      ->capture_default_str()->check(finite_number());
   sub->add_flag("--no-progress", a->no_progress, "No live progress line on stderr");
   sub->add_option("--shard", a->shard, "Measure part I of N of the sweep (I/N, e.g. 2/4) into this --db; "
                                        "the parts are merged with `gdnlab merge`")
@@ -73,20 +76,26 @@ void add_sweep(CLI::App& app, Action& run) {
                       "values are stored with the sweep and --resume continues only a sweep with the same.\n");
   auto& p = a->o.precise;
   sub->add_option("--warmup", p.warmup_calls, "Untimed calls before the first sample")
-      ->capture_default_str()->group(group);
+      ->capture_default_str()->check(integer_in(std::numeric_limits<int>::min(), std::numeric_limits<int>::max()))->group(group);
   sub->add_option("--min-samples", p.min_samples, "The stop rule never stops before this many samples")
-      ->capture_default_str()->group(group);
+      ->capture_default_str()->check(integer_in(std::numeric_limits<int>::min(), std::numeric_limits<int>::max()))->group(group);
   sub->add_option("--max-samples", p.max_samples, "... and always stops at this many")
-      ->capture_default_str()->group(group);
+      ->capture_default_str()->check(integer_in(std::numeric_limits<int>::min(), std::numeric_limits<int>::max()))->group(group);
   sub->add_option("--target-spread", p.target_rel_spread,
                   "Stop once (p80 - p20) / p50 <= this (0.003 = 0.3 %) after --min-samples")
-      ->capture_default_str()->group(group);
+      ->capture_default_str()->check(finite_number())->group(group);
   sub->add_option("--time-cap-ms", p.time_cap_ms,
                   "Wall-clock cap of the sampling loop per (variant, problem); keep it well below --timeout")
-      ->capture_default_str()->group(group);
-  sub->callback([&run, a] {
-    run = [a]() -> int {
+      ->capture_default_str()->check(finite_number())->group(group);
+  sub->callback([&run, a, sub] {
+    run = [a, sub]() -> int {
       auto& o = a->o;
+      // An empty value given on purpose ("--replay ''", an unset shell variable) is an error,
+      // not the option's absence: absent --replay means a GPU sweep, absent --shapes another set.
+      for (const char* name : {"--db", "--shapes", "--space", "--replay", "--variants"})
+        for (const auto& value : sub->get_option(name)->results())
+          if (value.empty())
+            return usage_error("sweep", std::string(name) + ": expected a non-empty value, got ''");
       try {
         o.strategy.kind = tuner::parse_strategy(a->strategy);
         o.metrics = profiler::parse_metric_set(a->metrics);
@@ -94,20 +103,16 @@ void add_sweep(CLI::App& app, Action& run) {
         const std::string what = e.what();
         return usage_error("sweep", what.rfind("--", 0) == 0 ? what : "--metrics: " + what);
       }
-      try {
-        o.gpus = tuner::parse_gpu_list(a->gpus);
-        o.shard = tuner::parse_shard(a->shard);
-        o.strategy.budget = static_cast<std::size_t>(a->budget);
-        o.strategy.seed = static_cast<std::uint64_t>(a->seed);
-        if (a->replay_sweep != 0) o.replay_sweep = a->replay_sweep;
-        o.progress = !a->no_progress;
-        tuner::validate(o);
-        const auto outcome = tuner::run_sweep(o, {tuner::self_executable()});
-        std::cout << tuner::format_outcome(outcome) << '\n';
-        return 0;
-      } catch (const std::invalid_argument& e) {
-        return usage_error("sweep", e.what());
-      }
+      o.gpus = tuner::parse_gpu_list(a->gpus);
+      o.shard = tuner::parse_shard(a->shard);
+      o.strategy.budget = static_cast<std::size_t>(a->budget);
+      o.strategy.seed = static_cast<std::uint64_t>(a->seed);
+      if (a->replay_sweep != 0) o.replay_sweep = a->replay_sweep;
+      o.progress = !a->no_progress;
+      tuner::validate(o);
+      const auto outcome = tuner::run_sweep(o, {tuner::self_executable()});
+      std::cout << tuner::format_outcome(outcome) << '\n';
+      return 0;
     };
   });
 }

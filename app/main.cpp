@@ -3,13 +3,14 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "exit_status.hpp"
 #include "gdn/gdn.h"
 #include "gdn/tuner/sweep.hpp"
 
 namespace gdn::cli {
 int usage_error(const std::string& sub, const std::string& message) {
-  std::cerr << "gdnlab " << sub << ": error: " << message << '\n';
-  return 2;
+  std::cerr << "gdnlab" << (sub.empty() ? "" : " " + sub) << ": error: " << message << '\n';
+  return kExitUsage;
 }
 }  // namespace gdn::cli
 
@@ -43,12 +44,20 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every refused command line exits with the usage status,
+    // not CLI11's own codes (105, 106, 109, ...), and in the same message form as the rest.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    const auto parsed = app.get_subcommands();
+    return gdn::cli::usage_error(parsed.empty() ? std::string() : parsed.front()->get_name(),
+                                 std::string(e.what()) + " (run with --help for the options)");
   }
+  // Every subcommand's errors end here: one message form, one status per kind of failure.
+  const auto parsed = app.get_subcommands();
+  const std::string sub = parsed.empty() ? "" : parsed.front()->get_name();
   try {
     return run();
   } catch (const std::exception& e) {
-    std::cerr << "gdnlab: error: " << e.what() << '\n';
-    return 1;
+    std::cerr << "gdnlab" << (sub.empty() ? "" : " " + sub) << ": error: " << e.what() << '\n';
+    return gdn::cli::exit_status_of(e);
   }
 }

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 # Debian packages (versions pinned by the distribution release).
 readonly DEBIAN_PACKAGES=(
   build-essential cmake ninja-build pkg-config
-  libgtest-dev libcli11-dev libsqlite3-dev nlohmann-json3-dev
+  libgtest-dev libcli11-dev libsqlite3-dev nlohmann-json3-dev libfmt-dev
   libimgui-dev libglfw3-dev libgl1-mesa-dri xvfb xauth
   python3 python3-venv
   slurmctld slurmd slurm-client munge

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <utility>
@@ -67,6 +69,38 @@ void check_identity(const FileIdentity& id, const std::string& path) {
                       std::to_string(kSchemaVersion) + "); use a newer gdnlab");
 }
 
+// Whether `path` must be opened immutable to be read at all: its folder cannot be written (read-
+// only media, a read-only mount) and no write-ahead log holds data the main file lacks. SQLite
+// otherwise creates the -shm (and -wal) file of a WAL database even for reading, and fails with
+// "attempt to write a readonly database".
+bool needs_immutable_open(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::absolute(path, ec).parent_path();
+  if (ec || ::access(dir.c_str(), W_OK) == 0) return false;
+  const fs::path wal = path + "-wal";
+  return !fs::exists(wal, ec) || fs::file_size(wal, ec) == 0;
+}
+
+// SQLite URI of a file path ('%', '?' and '#' escaped), with the immutable parameter.
+std::string immutable_uri(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string abs = fs::absolute(path, ec).string();
+  std::string uri = "file:";
+  for (const char c : abs) {
+    if (c == '%' || c == '?' || c == '#') {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      uri += '%';
+      uri += kHex[static_cast<unsigned char>(c) >> 4];
+      uri += kHex[static_cast<unsigned char>(c) & 15];
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?immutable=1";
+}
+
 }  // namespace
 
 Database::Database(sqlite3* db, std::string path, bool read_only)
@@ -107,9 +141,12 @@ Database Database::open(const std::string& path, const OpenOptions& options) {
     throw DbError(DbError::Kind::Invalid, "results database '" + path + "' is a directory, expected a file");
 
   sqlite3* raw = nullptr;
+  const bool immutable = options.read_only && needs_immutable_open(path);
   const int flags = options.read_only ? SQLITE_OPEN_READONLY
                                       : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  const std::string name = immutable ? immutable_uri(path) : path;
+  const int rc = sqlite3_open_v2(name.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX | (immutable ? SQLITE_OPEN_URI : 0),
+                                 nullptr);
   Database db(raw, path, options.read_only);  // owns raw even when opening failed
   if (rc != SQLITE_OK) throw_sqlite(raw, rc, "opening results database '" + path + "'");
   sqlite3_extended_result_codes(raw, 1);
@@ -148,11 +185,26 @@ void Database::exec(const std::string& sql) {
   char* err = nullptr;
   const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
   if (err) sqlite3_free(err);
-  if (rc != SQLITE_OK) throw_sqlite(db_, rc, "running SQL [" + sql.substr(0, 200) + "]");
+  if (rc != SQLITE_OK) throw_sqlite(db_, rc, describe_sql(sql));
 }
 
 std::int64_t Database::change_counter() const {
   return query_int64(*this, "PRAGMA data_version") + sqlite3_total_changes64(db_);
+}
+
+bool Database::leave_wal() noexcept {
+  if (read_only_ || !db_) return false;
+  // No waiting: a dashboard holding the file keeps it in WAL mode, which is fine.
+  sqlite3_busy_timeout(db_, 0);
+  sqlite3_stmt* st = nullptr;
+  bool left = false;
+  if (sqlite3_prepare_v2(db_, "PRAGMA journal_mode = DELETE", -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    const auto* mode = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    left = mode && std::string(mode) == "delete";
+  }
+  sqlite3_finalize(st);
+  return left;
 }
 
 Transaction::Transaction(Database& db) : db_(db) {

@@ -7,7 +7,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "json_text.hpp"
+#include "gdn/text/cpp_source.hpp"
+#include "gdn/text/json.hpp"
+#include "gdn/text/number.hpp"
+#include "gdn/db/integrity.hpp"
 
 namespace gdn::db {
 
@@ -37,13 +40,11 @@ std::string_view variant_name(const BucketChoice& b) {
 }
 
 // The pinned plan fields of a choice as a JSON object ({} when it pins none).
-std::string plan_json(const gdn_launch_options& pins) {
-  std::string out = "{";
-  for (const gdn::PlanField& f : gdn::kPlanFields) {
-    if (pins.*f.member == GDN_PLAN_RULE) continue;
-    out += (out.size() > 1 ? ", \"" : "\"") + std::string(f.name) + "\": " + std::to_string(pins.*f.member);
-  }
-  return out + "}";
+text::Json plan_json(const gdn_launch_options& pins) {
+  text::Json out = text::Json::object();
+  for (const gdn::PlanField& f : gdn::kPlanFields)
+    if (pins.*f.member != GDN_PLAN_RULE) out[std::string(f.name)] = pins.*f.member;
+  return out;
 }
 
 // The same as a C++ initializer of gdn_launch_options (every field, GDN_PLAN_RULE spelled -1).
@@ -55,10 +56,21 @@ std::string plan_cpp(const gdn_launch_options& pins) {
 }
 
 std::string cpp_double(double v) {
-  std::string s = json_number(v);  // shortest round-trip spelling is also a C++ literal
+  std::string s = text::shortest(v);  // shortest round-trip spelling is also a C++ literal
   if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
   return s;
 }
+
+bool is_partial(const SweepSummary& s) { return s.sweep.status != SweepStatus::Finished; }
+
+// What a partial export says about itself, in dispatch.json and in the header.
+std::string partial_note(const SweepSummary& s) {
+  return "sweep " + std::to_string(s.sweep.id) + " is " + std::string(to_string(s.sweep.status)) +
+         ", not finished: its winners are the best of the part it measured";
+}
+
+using text::cpp_comment_value;
+using text::cpp_string_literal;
 
 }  // namespace
 
@@ -72,63 +84,72 @@ std::vector<dsp::Entry> dispatch_entries(const Selection& sel) {
 
 std::string render_dispatch_json(const Selection& sel) {
   const SweepSummary& s = sel.sweep;
-  std::ostringstream o;
-  o << "{\n  \"format\": \"gdnlab-dispatch-table\",\n  \"format_version\": 3,\n";
-  o << "  \"bucket_rule\": " << json_string(kBucketRule) << ",\n";
-  o << "  \"lookup_rule\": " << json_string(kLookupRule) << ",\n";
-  o << "  \"device\": {\"name\": " << json_string(s.device.name)
-    << ", \"uuid\": " << json_string(s.device.uuid) << ", \"sm_count\": " << s.device.sm_count
-    << ", \"cc\": \"" << s.device.cc_major << "." << s.device.cc_minor << "\""
-    << ", \"sm_clock_mhz\": " << s.device.sm_clock_mhz
-    << ", \"driver\": " << json_string(s.device.driver_version)
-    << ", \"cuda\": " << json_string(s.device.cuda_version) << "},\n";
-  o << "  \"build\": {\"git_sha\": " << json_string(s.build.git_sha)
-    << ", \"flags\": " << json_string(s.build.flags)
-    << ", \"variant_set\": " << json_string(s.build.variant_set) << "},\n";
-  std::string merged;
-  for (std::int64_t id : sel.merged_sweeps) merged += (merged.empty() ? "" : ", ") + std::to_string(id);
-  o << "  \"sweep\": {\"id\": " << s.sweep.id << ", \"merged_sweeps\": [" << merged << "]"
-    << ", \"shapes\": " << json_string(s.sweep.shapes)
-    << ", \"space\": " << json_string(s.sweep.space)
-    << ", \"strategy\": " << json_string(s.sweep.strategy)
-    << ", \"started_at\": " << json_string(s.sweep.started_at) << "},\n";
-  o << "  \"variants\": [";
-  const std::vector<std::string> names = sel.variants_used();
-  for (std::size_t i = 0; i < names.size(); ++i) o << (i ? ", " : "") << json_string(names[i]);
-  o << "],\n  \"entries\": [";
-  for (std::size_t i = 0; i < sel.buckets.size(); ++i) {
-    const BucketChoice& b = sel.buckets[i];
+  text::Json entries = text::Json::array();
+  for (const BucketChoice& b : sel.buckets) {
     const dsp::BucketKey& k = b.key;
-    o << (i ? ",\n" : "\n") << "    {\"pass\": \"" << pass_text(k.pass) << "\", \"h_qk\": " << k.h_qk
-      << ", \"h_v\": " << k.h_v << ", \"k\": " << k.k << ", \"v\": " << k.v
-      << ", \"dtype\": \"" << to_string(k.dtype) << "\", \"num_seqs_bucket\": " << k.num_seqs_bucket
-      << ", \"total_tokens_bucket\": " << k.total_tokens_bucket
-      << ", \"max_seqlen_bucket\": " << k.max_seqlen_bucket
-      << ", \"balance_bucket\": " << k.balance_bucket
-      << ", \"variant\": " << json_string(std::string(variant_name(b)))
-      << ", \"plan\": " << plan_json(b.pins) << ", \"score_ms\": " << json_number(b.score_ms)
-      << ", \"margin\": " << json_number(b.margin) << ", \"runner_up\": "
-      << (b.runner_up ? json_string(*b.runner_up) : std::string("null"))
-      << ", \"problems\": " << b.problem_ids.size()
-      << ", \"near_tie_rule\": " << (b.near_tie_rule_applied ? "true" : "false")
-      << ", \"override_reason\": " << (b.overridden ? json_string(b.override_reason) : std::string("null"))
-      << "}";
+    entries.push_back({{"pass", pass_text(k.pass)},
+                       {"h_qk", k.h_qk},
+                       {"h_v", k.h_v},
+                       {"k", k.k},
+                       {"v", k.v},
+                       {"dtype", to_string(k.dtype)},
+                       {"num_seqs_bucket", k.num_seqs_bucket},
+                       {"total_tokens_bucket", k.total_tokens_bucket},
+                       {"max_seqlen_bucket", k.max_seqlen_bucket},
+                       {"balance_bucket", k.balance_bucket},
+                       {"variant", std::string(variant_name(b))},
+                       {"plan", plan_json(b.pins)},
+                       {"score_ms", text::json_number(b.score_ms)},
+                       {"margin", text::json_number(b.margin)},
+                       {"runner_up", b.runner_up ? text::Json(*b.runner_up) : text::Json(nullptr)},
+                       {"problems", b.problem_ids.size()},
+                       {"near_tie_rule", b.near_tie_rule_applied},
+                       {"override_reason", b.overridden ? text::Json(b.override_reason) : text::Json(nullptr)}});
   }
-  o << "\n  ]\n}\n";
-  return o.str();
+  const text::Json doc = {
+      {"format", "gdnlab-dispatch-table"},
+      {"format_version", 3},
+      {"partial", is_partial(s)},
+      {"partial_reason", is_partial(s) ? text::Json(partial_note(s)) : text::Json(nullptr)},
+      {"bucket_rule", kBucketRule},
+      {"lookup_rule", kLookupRule},
+      {"device",
+       {{"name", s.device.name},
+        {"uuid", s.device.uuid},
+        {"sm_count", s.device.sm_count},
+        {"cc", std::to_string(s.device.cc_major) + "." + std::to_string(s.device.cc_minor)},
+        {"sm_clock_mhz", s.device.sm_clock_mhz},
+        {"driver", s.device.driver_version},
+        {"cuda", s.device.cuda_version}}},
+      {"build", {{"git_sha", s.build.git_sha}, {"flags", s.build.flags}, {"variant_set", s.build.variant_set}}},
+      {"sweep",
+       {{"id", s.sweep.id},
+        {"merged_sweeps", sel.merged_sweeps},
+        {"status", to_string(s.sweep.status)},
+        {"shapes", s.sweep.shapes},
+        {"space", s.sweep.space},
+        {"strategy", s.sweep.strategy},
+        {"started_at", s.sweep.started_at}}},
+      {"variants", sel.variants_used()},
+      {"entries", std::move(entries)}};
+  return text::dump_json(doc) + "\n";
 }
 
 std::string render_dispatch_header(const Selection& sel) {
   const SweepSummary& s = sel.sweep;
   std::ostringstream o;
-  o << "// Generated by `gdnlab export` from sweep " << s.sweep.id << " (shapes '" << s.sweep.shapes
-    << "', started " << s.sweep.started_at << ")";
+  // Every text from the database is written as an escaped, quoted literal, in comments too:
+  // a newline in a name must not end the comment and turn the rest into code.
+  o << "// Generated by `gdnlab export` from sweep " << s.sweep.id << " (shapes " << cpp_comment_value(s.sweep.shapes)
+    << ", started " << cpp_comment_value(s.sweep.started_at) << ")";
   for (std::int64_t id : sel.merged_sweeps) o << " and sweep " << id;
-  o << ". Do not edit: export again.\n"
-    << "// Device: " << s.device.name << " (" << s.device.uuid << "), " << s.device.sm_count
-    << " SMs, cc " << s.device.cc_major << "." << s.device.cc_minor << ", driver "
-    << s.device.driver_version << ", CUDA " << s.device.cuda_version << "\n"
-    << "// Build: git " << s.build.git_sha << ", variant set '" << s.build.variant_set << "'\n"
+  o << ". Do not edit: export again.\n";
+  if (is_partial(s)) o << "// PARTIAL: " << partial_note(s) << ".\n";
+  o << "// Device: " << cpp_comment_value(s.device.name) << " (" << cpp_comment_value(s.device.uuid) << "), "
+    << s.device.sm_count << " SMs, cc " << s.device.cc_major << "." << s.device.cc_minor << ", driver "
+    << cpp_comment_value(s.device.driver_version) << ", CUDA " << cpp_comment_value(s.device.cuda_version) << "\n"
+    << "// Build: git " << cpp_comment_value(s.build.git_sha) << ", variant set "
+    << cpp_comment_value(s.build.variant_set) << "\n"
     << "// Buckets and the lookup rule: gdn/dispatch_table.hpp. Margins are runner-up time /\n"
     << "// winner time - 1 on that sweep (kNoRunnerUp: the only eligible variant). Plans: the\n"
     << "// launch-plan fields the winner pinned (gdn_launch_options order, -1: the rule).\n"
@@ -146,8 +167,8 @@ std::string render_dispatch_header(const Selection& sel) {
   for (const BucketChoice& b : sel.buckets) {
     const dsp::BucketKey& k = b.key;
     o << "    // " << describe_bucket(k);
-    if (b.runner_up) o << "; runner-up " << *b.runner_up;
-    if (b.overridden) o << "; override: " << b.override_reason;
+    if (b.runner_up) o << "; runner-up " << cpp_comment_value(*b.runner_up);
+    if (b.overridden) o << "; override: " << cpp_comment_value(b.override_reason);
     o << "\n    {{Pass::" << (k.pass == dsp::Pass::Forward ? "Forward" : "Backward") << ", " << k.h_qk
       << ", " << k.h_v << ", " << k.k << ", " << k.v << ", DType::"
       << (k.dtype == dsp::DType::BF16 ? "BF16" : k.dtype == dsp::DType::FP16 ? "FP16" : "FP32")
@@ -218,12 +239,19 @@ ExportResult export_dispatch(const Database& db, const ExportOptions& options) {
   if (options.sweep_id) {
     sweep_id = *options.sweep_id;
   } else {
-    const auto latest = latest_sweep_with_passes(db);
-    if (!latest)
-      throw DbError(DbError::Kind::Invalid, "export: '" + db.path() +
-                                                "' has no Passed result in any sweep: nothing to export");
+    const auto latest = options.allow_partial ? latest_sweep_with_passes(db) : latest_finished_sweep_with_passes(db);
+    if (!latest) {
+      const bool any = latest_sweep_with_passes(db).has_value();
+      throw DbError(DbError::Kind::Invalid,
+                    "export: '" + db.path() + "' has no " + (options.allow_partial ? "" : "finished ") +
+                        "sweep with a Passed result: nothing to export" +
+                        (any ? " (an unfinished sweep has some: resume it, or name it with --sweep and "
+                               "--allow-partial to export its partial table)"
+                             : ""));
+    }
     sweep_id = *latest;
   }
+  check_sweep_results(db, sweep_id);
   ExportResult result;
   result.selection = select_winners(db, sweep_id);
   for (std::int64_t id : options.merged_sweeps) merge_sweep(result.selection, select_winners(db, id));
@@ -235,6 +263,9 @@ ExportResult export_dispatch(const Database& db, const ExportOptions& options) {
     throw DbError(DbError::Kind::Invalid,
                   "export: sweep " + std::to_string(sweep_id) +
                       " has no bucket where one variant passed every problem: nothing to export");
+  if (is_partial(sel.sweep) && !options.allow_partial)
+    throw DbError(DbError::Kind::Invalid, "export: " + partial_note(sel.sweep) +
+                                              "; resume it, or pass --allow-partial to export it marked partial");
   const std::string json = render_dispatch_json(sel);
   const std::string header = render_dispatch_header(sel);
 

@@ -3,6 +3,7 @@
 
 #include "fields_sql.hpp"
 #include "gdn/db/model.hpp"
+#include "gdn/text/number.hpp"
 #include "row_codec.hpp"
 
 namespace gdn::db {
@@ -167,11 +168,7 @@ FieldValue field_value(const ResultRow& row, Field f) {
 
 std::string format_value(const FieldValue& v) {
   if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
-  if (const auto* d = std::get_if<double>(&v)) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4g", *d);
-    return buf;
-  }
+  if (const auto* d = std::get_if<double>(&v)) return text::significant(*d, 4);
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
   return {};
 }

@@ -61,4 +61,11 @@ std::optional<std::int64_t> latest_sweep_with_passes(const Database& db) {
   return s.int64(0);
 }
 
+std::optional<std::int64_t> latest_finished_sweep_with_passes(const Database& db) {
+  Statement s(db, "SELECT max(r.sweep_id) FROM results r JOIN sweeps w ON w.id = r.sweep_id "
+                  "WHERE r.outcome = 'Passed' AND w.status = 'finished'");
+  if (!s.step() || s.is_null(0)) return std::nullopt;
+  return s.int64(0);
+}
+
 }  // namespace gdn::db

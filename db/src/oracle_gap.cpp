@@ -8,6 +8,7 @@
 
 #include "gdn/db/export.hpp"
 #include "gdn/db/selection.hpp"
+#include "gdn/db/integrity.hpp"
 
 namespace gdn::db {
 
@@ -60,13 +61,21 @@ void answer(GapRow& row, gdn::Pass pass, std::span<const dsp::Entry> table,
 }  // namespace
 
 OracleGap oracle_gap(const Database& db, std::int64_t table_sweep, std::int64_t measured_sweep,
-                     gdn::Pass pass) {
+                     gdn::Pass pass, bool allow_partial) {
   OracleGap gap;
   gap.pass = pass;
   const std::string pass_name = pass == gdn::Pass::Forward ? "forward" : "backward";
   const Selection selection = select_winners(db, table_sweep);  // throws for an unknown id
   gap.table_sweep = selection.sweep;
   gap.measured_sweep = sweep_summary(db, measured_sweep);
+  check_sweep_results(db, table_sweep);
+  check_sweep_results(db, measured_sweep);
+  // A sweep that did not finish measured part of its space: its table, or its fastest
+  // variants, are not the space's. Used only when asked, and then the output says so.
+  for (const auto* s : {&gap.table_sweep, &gap.measured_sweep})
+    if (s->sweep.status != SweepStatus::Finished && !allow_partial)
+      invalid("sweep " + std::to_string(s->sweep.id) + " is " + std::string(to_string(s->sweep.status)) +
+              ", not finished; resume it, or pass --allow-partial to compare a partial sweep");
   // The exported table, this pass's entries only: the gap compares this pass's problems.
   std::vector<dsp::Entry> table = dispatch_entries(selection);
   std::erase_if(table, [&](const dsp::Entry& e) { return e.key.pass != pass; });

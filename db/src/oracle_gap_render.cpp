@@ -1,12 +1,12 @@
 // `gdnlab gap` text: one column list rendered as a table (with provenance and summary), CSV or
 // JSON. Reals are exact in CSV and JSON (shortest round-trip); the table rounds them.
-#include <cstdio>
 #include <functional>
 #include <sstream>
 
 #include "gdn/db/oracle_gap.hpp"
 #include "gdn/db/selection.hpp"
-#include "json_text.hpp"
+#include "field_text.hpp"
+#include "gdn/text/number.hpp"
 
 namespace gdn::db {
 
@@ -47,26 +47,13 @@ std::vector<Column> gap_columns() {
   };
 }
 
-std::string exact(const FieldValue& v) {
-  if (const auto* d = std::get_if<double>(&v)) return json_number(*d);
-  return format_value(v);
-}
-
-std::string json_value(const FieldValue& v) {
-  if (std::holds_alternative<std::monostate>(v)) return "null";
-  if (const auto* s = std::get_if<std::string>(&v)) return json_string(*s);
-  return exact(v);
-}
-
-std::string fixed(double v, int decimals) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
+using text::fixed;
 
 std::string sweep_line(const SweepSummary& s) {
+  const std::string partial =
+      s.sweep.status == SweepStatus::Finished ? "" : ", PARTIAL: " + std::string(to_string(s.sweep.status));
   return "sweep " + std::to_string(s.sweep.id) + " (shapes '" + s.sweep.shapes + "', started " +
-         s.sweep.started_at + ") on " + s.device.name + " (" + s.device.uuid + ", driver " +
+         s.sweep.started_at + partial + ") on " + s.device.name + " (" + s.device.uuid + ", driver " +
          s.device.driver_version + "), build git " + s.build.git_sha + " (variant set '" +
          s.build.variant_set + "')";
 }
@@ -122,38 +109,45 @@ std::string render_csv(const OracleGap& g, const std::vector<Column>& cols) {
   for (std::size_t i = 0; i < cols.size(); ++i) o << (i ? "," : "") << cols[i].name;
   o << "\n";
   for (const GapRow& r : g.rows) {
-    for (std::size_t i = 0; i < cols.size(); ++i) o << (i ? "," : "") << csv_field(exact(cols[i].value(r)));
+    for (std::size_t i = 0; i < cols.size(); ++i) o << (i ? "," : "") << csv_field(exact_text(cols[i].value(r)));
     o << "\n";
   }
   return o.str();
 }
 
-std::string json_sweep(const SweepSummary& s) {
-  return "{\"id\": " + std::to_string(s.sweep.id) + ", \"shapes\": " + json_string(s.sweep.shapes) +
-         ", \"started_at\": " + json_string(s.sweep.started_at) + ", \"device\": " + json_string(s.device.name) +
-         ", \"device_uuid\": " + json_string(s.device.uuid) + ", \"driver\": " +
-         json_string(s.device.driver_version) + ", \"git_sha\": " + json_string(s.build.git_sha) +
-         ", \"variant_set\": " + json_string(s.build.variant_set) + "}";
+text::Json json_sweep(const SweepSummary& s) {
+  return {{"id", s.sweep.id},
+          {"status", to_string(s.sweep.status)},
+          {"shapes", s.sweep.shapes},
+          {"started_at", s.sweep.started_at},
+          {"device", s.device.name},
+          {"device_uuid", s.device.uuid},
+          {"driver", s.device.driver_version},
+          {"git_sha", s.build.git_sha},
+          {"variant_set", s.build.variant_set}};
 }
 
 std::string render_json(const OracleGap& g, const std::vector<Column>& cols) {
-  std::ostringstream o;
-  o << "{\n  \"table_sweep\": " << json_sweep(g.table_sweep) << ",\n  \"measured_sweep\": "
-    << json_sweep(g.measured_sweep) << ",\n  \"summary\": {\"table_entries\": " << g.table_entries
-    << ", \"rows\": " << g.rows.size() << ", \"measured_rows\": " << g.measured_rows
-    << ", \"unmeasured_picks\": " << g.unmeasured_picks << ", \"default_rule_rows\": " << g.default_rule_rows
-    << ", \"geomean_ratio\": " << json_number(g.geomean_ratio) << ", \"oracle_gap_pct\": "
-    << json_number(g.gap() ? std::optional<double>(*g.gap() * 100.0) : std::nullopt)
-    << ", \"worst_row_index\": " << (g.worst_row ? std::to_string(*g.worst_row) : std::string("null"))
-    << "},\n  \"rows\": [";
-  for (std::size_t r = 0; r < g.rows.size(); ++r) {
-    o << (r ? ",\n" : "\n") << "    {";
-    for (std::size_t i = 0; i < cols.size(); ++i)
-      o << (i ? ", " : "") << json_string(cols[i].name) << ": " << json_value(cols[i].value(g.rows[r]));
-    o << "}";
+  text::Json rows = text::Json::array();
+  for (const GapRow& r : g.rows) {
+    text::Json row = text::Json::object();
+    for (const Column& c : cols) row[std::string(c.name)] = field_json(c.value(r));
+    rows.push_back(std::move(row));
   }
-  o << "\n  ]\n}\n";
-  return o.str();
+  const text::Json doc = {
+      {"table_sweep", json_sweep(g.table_sweep)},
+      {"measured_sweep", json_sweep(g.measured_sweep)},
+      {"summary",
+       {{"table_entries", g.table_entries},
+        {"rows", g.rows.size()},
+        {"measured_rows", g.measured_rows},
+        {"unmeasured_picks", g.unmeasured_picks},
+        {"default_rule_rows", g.default_rule_rows},
+        {"geomean_ratio", text::json_number(g.geomean_ratio)},
+        {"oracle_gap_pct", text::json_number(g.gap() ? std::optional<double>(*g.gap() * 100.0) : std::nullopt)},
+        {"worst_row_index", g.worst_row ? text::Json(*g.worst_row) : text::Json(nullptr)}}},
+      {"rows", std::move(rows)}};
+  return text::dump_json(doc) + "\n";
 }
 
 }  // namespace

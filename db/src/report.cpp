@@ -8,7 +8,8 @@
 
 #include "gdn/db/merge.hpp"
 #include "gdn/db/model.hpp"
-#include "json_text.hpp"
+#include "field_text.hpp"
+#include "gdn/db/integrity.hpp"
 
 namespace gdn::db {
 
@@ -24,7 +25,6 @@ namespace {
 struct Column {
   std::string_view name;  // CSV/JSON key
   std::string_view label; // table header
-  bool numeric;           // JSON: a number (or null) instead of a string
   std::function<FieldValue(const ProblemBest&)> value;
 };
 
@@ -53,39 +53,39 @@ std::vector<Column> report_columns(const Origins& origins) {
   std::vector<Column> cols;
   auto problem = [&](Field f) {
     const FieldInfo& i = field_info(f);
-    cols.push_back({i.name, i.label, i.kind != FieldKind::Text,
+    cols.push_back({i.name, i.label,
                     [f](const ProblemBest& pb) { return problem_field(pb, f); }});
   };
   auto best = [&](Field f, std::string_view label = {}) {
     const FieldInfo& i = field_info(f);
-    cols.push_back({i.name, label.empty() ? i.label : label, i.kind != FieldKind::Text,
+    cols.push_back({i.name, label.empty() ? i.label : label,
                     [f](const ProblemBest& pb) { return from_best(pb, f); }});
   };
   problem(Field::ShapeSet);
   problem(Field::RowIndex);
-  cols.push_back({"pass", "pass", false,
+  cols.push_back({"pass", "pass",
                   [](const ProblemBest& pb) { return FieldValue(std::string(to_string(pb.pass))); }});
   for (Field f : {Field::HQk, Field::HV, Field::K, Field::V, Field::DType, Field::NumSeqs,
                   Field::TotalTokens, Field::MaxSeqlen})
     problem(f);
   best(Field::VariantName, "best");
   if (!origins.merged.empty())
-    cols.push_back({"shard", "shard", true, [&origins](const ProblemBest& pb) {
+    cols.push_back({"shard", "shard", [&origins](const ProblemBest& pb) {
                       if (!pb.best) return FieldValue{};
                       const auto it = origins.result_shard.find(pb.best->result.id);
                       return it == origins.result_shard.end() ? FieldValue{} : FieldValue(std::int64_t{it->second});
                     }});
   for (Field f : {Field::LatencyP20, Field::LatencyP50, Field::LatencyP80, Field::RelSpread}) best(f);
-  cols.push_back({"runner_up", "runner-up", false, [](const ProblemBest& pb) {
+  cols.push_back({"runner_up", "runner-up", [](const ProblemBest& pb) {
                     return pb.runner_up ? FieldValue(pb.runner_up->variant.name) : FieldValue{};
                   }});
-  cols.push_back({"margin", "margin", true, [](const ProblemBest& pb) {
+  cols.push_back({"margin", "margin", [](const ProblemBest& pb) {
                     return pb.margin ? FieldValue(*pb.margin) : FieldValue{};
                   }});
-  cols.push_back({"passed", "passed", true, [](const ProblemBest& pb) {
+  cols.push_back({"passed", "passed", [](const ProblemBest& pb) {
                     return FieldValue(pb.outcome_counts[static_cast<std::size_t>(Outcome::Passed)]);
                   }});
-  cols.push_back({"failed", "failed", true, [](const ProblemBest& pb) {
+  cols.push_back({"failed", "failed", [](const ProblemBest& pb) {
                     std::int64_t n = 0;
                     for (std::size_t i = 1; i < kOutcomeCount; ++i) n += pb.outcome_counts[i];
                     return FieldValue(n);
@@ -98,13 +98,6 @@ std::vector<Column> report_columns(const Origins& origins) {
                   Field::PlanFixupCols, Field::PlanBlockV})
     best(f);
   return cols;
-}
-
-std::string json_value(const Column& c, const FieldValue& v) {
-  if (std::holds_alternative<std::monostate>(v)) return "null";
-  if (const auto* d = std::get_if<double>(&v)) return json_number(*d);
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
-  return c.numeric ? format_value(v) : json_string(std::get<std::string>(v));
 }
 
 std::string header_text(const SweepSummary& s, const Origins& origins) {
@@ -187,46 +180,50 @@ std::string render_csv(const std::vector<ProblemBest>& rows, const std::vector<C
 
 std::string render_json(const SweepSummary& s, const Origins& origins, const std::vector<ProblemBest>& rows,
                         const std::vector<Column>& cols) {
-  std::ostringstream o;
-  o << "{\n  \"sweep\": {\"id\": " << s.sweep.id << ", \"status\": "
-    << json_string(to_string(s.sweep.status)) << ", \"started_at\": " << json_string(s.sweep.started_at)
-    << ", \"finished_at\": " << json_string(s.sweep.finished_at)
-    << ", \"shapes\": " << json_string(s.sweep.shapes) << ", \"space\": " << json_string(s.sweep.space)
-    << ", \"strategy\": " << json_string(s.sweep.strategy) << ", \"metrics\": "
-    << json_string(s.sweep.metrics_level) << "},\n";
-  o << "  \"device\": {\"name\": " << json_string(s.device.name) << ", \"uuid\": "
-    << json_string(s.device.uuid) << ", \"sm_count\": " << s.device.sm_count
-    << ", \"driver\": " << json_string(s.device.driver_version) << ", \"cuda\": "
-    << json_string(s.device.cuda_version) << "},\n";
-  o << "  \"build\": {\"git_sha\": " << json_string(s.build.git_sha) << ", \"variant_set\": "
-    << json_string(s.build.variant_set) << "},\n";
-  if (origins.shard)
-    o << "  \"shard\": {\"index\": " << origins.shard->index << ", \"count\": " << origins.shard->count << "},\n";
+  text::Json outcomes = text::Json::object();
+  for (std::size_t i = 0; i < kOutcomeCount; ++i) outcomes[std::string(to_string(kAllOutcomes[i]))] = s.outcome_counts[i];
+  text::Json problems = text::Json::array();
+  for (const ProblemBest& pb : rows) {
+    text::Json row = text::Json::object();
+    for (const Column& c : cols) row[std::string(c.name)] = field_json(c.value(pb));
+    const std::string reason = pb.best ? pb.best->result.metrics.unavailable_reason : "";
+    row["metrics_unavailable_reason"] = reason.empty() ? text::Json(nullptr) : text::Json(reason);
+    problems.push_back(std::move(row));
+  }
+  text::Json doc = {
+      {"sweep",
+       {{"id", s.sweep.id},
+        {"status", to_string(s.sweep.status)},
+        {"started_at", s.sweep.started_at},
+        {"finished_at", s.sweep.finished_at},
+        {"shapes", s.sweep.shapes},
+        {"space", s.sweep.space},
+        {"strategy", s.sweep.strategy},
+        {"metrics", s.sweep.metrics_level}}},
+      {"device",
+       {{"name", s.device.name},
+        {"uuid", s.device.uuid},
+        {"sm_count", s.device.sm_count},
+        {"driver", s.device.driver_version},
+        {"cuda", s.device.cuda_version}}},
+      {"build", {{"git_sha", s.build.git_sha}, {"variant_set", s.build.variant_set}}},
+      {"outcomes", std::move(outcomes)},
+      {"problems", std::move(problems)}};
+  if (origins.shard) doc["shard"] = {{"index", origins.shard->index}, {"count", origins.shard->count}};
   if (!origins.merged.empty()) {
-    o << "  \"shards\": [";
-    for (std::size_t i = 0; i < origins.merged.size(); ++i) {
-      const ShardOrigin& m = origins.merged[i];
-      o << (i ? ", " : "") << "{\"index\": " << m.shard.index << ", \"count\": " << m.shard.count
-        << ", \"results\": " << m.results << ", \"source\": " << json_string(m.shard.source_path)
-        << ", \"source_sweep\": " << m.shard.source_sweep_id << ", \"status\": "
-        << json_string(to_string(m.shard.source_status)) << ", \"device\": " << json_string(m.device.name)
-        << ", \"uuid\": " << json_string(m.device.uuid) << "}";
-    }
-    o << "],\n";
+    text::Json shards = text::Json::array();
+    for (const ShardOrigin& m : origins.merged)
+      shards.push_back({{"index", m.shard.index},
+                        {"count", m.shard.count},
+                        {"results", m.results},
+                        {"source", m.shard.source_path},
+                        {"source_sweep", m.shard.source_sweep_id},
+                        {"status", to_string(m.shard.source_status)},
+                        {"device", m.device.name},
+                        {"uuid", m.device.uuid}});
+    doc["shards"] = std::move(shards);
   }
-  o << "  \"outcomes\": {";
-  for (std::size_t i = 0; i < kOutcomeCount; ++i)
-    o << (i ? ", " : "") << json_string(to_string(kAllOutcomes[i])) << ": " << s.outcome_counts[i];
-  o << "},\n  \"problems\": [";
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    o << (r ? ",\n" : "\n") << "    {";
-    for (std::size_t i = 0; i < cols.size(); ++i)
-      o << (i ? ", " : "") << json_string(cols[i].name) << ": " << json_value(cols[i], cols[i].value(rows[r]));
-    const std::string reason = rows[r].best ? rows[r].best->result.metrics.unavailable_reason : "";
-    o << ", \"metrics_unavailable_reason\": " << (reason.empty() ? "null" : json_string(reason)) << "}";
-  }
-  o << "\n  ]\n}\n";
-  return o.str();
+  return text::dump_json(doc) + "\n";
 }
 
 }  // namespace
@@ -240,6 +237,7 @@ std::string render_report(const Database& db, std::optional<std::int64_t> sweep_
     sweep_id = sweeps.front().sweep.id;
   }
   const SweepSummary summary = sweep_summary(db, *sweep_id);
+  check_sweep_results(db, *sweep_id);
   const std::vector<ProblemBest> rows = best_per_problem(db, *sweep_id);
   const Origins origins = origins_of(db, *sweep_id);
   const std::vector<Column> cols = report_columns(origins);

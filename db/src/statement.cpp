@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <cctype>
+
 namespace gdn::db {
 
 namespace {
@@ -18,7 +20,51 @@ DbError::Kind kind_of(int rc) {
     default: return DbError::Kind::Other;
   }
 }
+std::string upper_word(std::string_view sql, std::size_t& at) {
+  while (at < sql.size() && (sql[at] == ' ' || sql[at] == '\n' || sql[at] == '(')) ++at;
+  std::string word;
+  while (at < sql.size() && sql[at] != ' ' && sql[at] != '\n' && sql[at] != '(' && sql[at] != ';')
+    word += static_cast<char>(std::toupper(static_cast<unsigned char>(sql[at++])));
+  return word;
+}
+
+// The word after `keyword` (a table name), lower case as written; "" when absent.
+std::string table_after(std::string_view sql, std::string_view keyword) {
+  std::size_t at = 0;
+  while (at < sql.size()) {
+    const std::string w = upper_word(sql, at);
+    if (w.empty()) ++at;
+    else if (w == keyword) {
+      std::size_t from = at;
+      upper_word(sql, from);
+      while (at < sql.size() && sql[at] == ' ') ++at;
+      return std::string(sql.substr(at, from - at));
+    }
+  }
+  return {};
+}
+
 }  // namespace
+
+// Users see what was being done, in words ("writing results"), not the SQL text.
+std::string describe_sql(std::string_view sql) {
+  std::size_t at = 0;
+  const std::string verb = upper_word(sql, at);
+  auto on = [&](const char* what, std::string_view keyword) {
+    const std::string table = table_after(sql, keyword);
+    return table.empty() ? std::string(what) + " the database" : std::string(what) + " " + table;
+  };
+  if (verb == "SELECT" || verb == "WITH") return on("reading", "FROM");
+  if (verb == "INSERT" || verb == "REPLACE") return on("writing", "INTO");
+  if (verb == "UPDATE") return on("updating", "UPDATE");
+  if (verb == "DELETE") return on("deleting from", "FROM");
+  if (verb == "BEGIN") return "starting a transaction";
+  if (verb == "COMMIT" || verb == "END") return "committing a transaction";
+  if (verb == "ROLLBACK") return "rolling back a transaction";
+  if (verb == "PRAGMA") return "reading or setting database options";
+  if (verb == "CREATE" || verb == "ALTER" || verb == "DROP") return "changing the schema";
+  return "querying the database";
+}
 
 void throw_sqlite(sqlite3* db, int rc, const std::string& context) {
   std::string detail = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
@@ -35,33 +81,33 @@ void throw_sqlite(sqlite3* db, int rc, const std::string& context) {
 
 Statement::Statement(const Database& db, std::string_view sql) : db_(db.handle()), sql_(sql) {
   const int rc = sqlite3_prepare_v2(db_, sql_.data(), static_cast<int>(sql_.size()), &stmt_, nullptr);
-  if (rc != SQLITE_OK) throw_sqlite(db_, rc, "preparing SQL [" + sql_ + "]");
+  if (rc != SQLITE_OK) throw_sqlite(db_, rc, describe_sql(sql_) + " (preparing the query)");
 }
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
 
 Statement& Statement::bind(int index, std::int64_t value) {
   const int rc = sqlite3_bind_int64(stmt_, index, value);
-  if (rc != SQLITE_OK) throw_sqlite(db_, rc, "binding parameter " + std::to_string(index) + " of [" + sql_ + "]");
+  if (rc != SQLITE_OK) throw_sqlite(db_, rc, describe_sql(sql_) + " (binding parameter " + std::to_string(index) + ")");
   return *this;
 }
 
 Statement& Statement::bind(int index, double value) {
   const int rc = sqlite3_bind_double(stmt_, index, value);
-  if (rc != SQLITE_OK) throw_sqlite(db_, rc, "binding parameter " + std::to_string(index) + " of [" + sql_ + "]");
+  if (rc != SQLITE_OK) throw_sqlite(db_, rc, describe_sql(sql_) + " (binding parameter " + std::to_string(index) + ")");
   return *this;
 }
 
 Statement& Statement::bind(int index, std::string_view value) {
   const int rc = sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
                                    SQLITE_TRANSIENT);
-  if (rc != SQLITE_OK) throw_sqlite(db_, rc, "binding parameter " + std::to_string(index) + " of [" + sql_ + "]");
+  if (rc != SQLITE_OK) throw_sqlite(db_, rc, describe_sql(sql_) + " (binding parameter " + std::to_string(index) + ")");
   return *this;
 }
 
 Statement& Statement::bind_null(int index) {
   const int rc = sqlite3_bind_null(stmt_, index);
-  if (rc != SQLITE_OK) throw_sqlite(db_, rc, "binding parameter " + std::to_string(index) + " of [" + sql_ + "]");
+  if (rc != SQLITE_OK) throw_sqlite(db_, rc, describe_sql(sql_) + " (binding parameter " + std::to_string(index) + ")");
   return *this;
 }
 
@@ -69,7 +115,7 @@ bool Statement::step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  throw_sqlite(db_, rc, "running SQL [" + sql_ + "]");
+  throw_sqlite(db_, rc, describe_sql(sql_));
 }
 
 void Statement::run() {
@@ -107,7 +153,7 @@ std::int64_t last_changes(const Database& db) { return sqlite3_changes64(db.hand
 
 std::int64_t query_int64(const Database& db, std::string_view sql) {
   Statement s(db, sql);
-  if (!s.step()) throw DbError(DbError::Kind::Other, "query returned no row: " + std::string(sql));
+  if (!s.step()) throw DbError(DbError::Kind::Other, describe_sql(sql) + ": the query returned no row");
   return s.int64(0);
 }
 

@@ -14,6 +14,10 @@ struct sqlite3_stmt;
 
 namespace gdn::db {
 
+// What a statement does, in words for a message: "reading sweeps", "writing results",
+// "committing a transaction" (messages never show the SQL text itself).
+std::string describe_sql(std::string_view sql);
+
 [[noreturn]] void throw_sqlite(sqlite3* db, int rc, const std::string& context);
 
 class Statement {

@@ -20,15 +20,6 @@ gdn_status launch(const Variant& v, const gdn_problem& p, const gdn_bwd_args& a,
   return v.run_bwd(p, a, s);
 }
 
-gdn_status validate_args(const gdn_problem& p, const gdn_fwd_args* a, const ProblemFacts& f,
-                         std::string_view where) {
-  return validate_fwd_args(p, a, f, where);
-}
-gdn_status validate_args(const gdn_problem& p, const gdn_bwd_args* a, const ProblemFacts& f,
-                         std::string_view where) {
-  return validate_bwd_args(p, a, f, where);
-}
-
 // Runs the variant with `args.workspace` set; reports launch errors the variant did not.
 gdn_status launch_checked(const Variant& v, const gdn_problem& p, const auto& args,
                           gdn_stream_t stream, std::string_view where) {
@@ -46,8 +37,7 @@ template <typename Args>
 gdn_status run_pass(Pass pass, const gdn_problem* p, const Args* a, gdn_stream_t stream,
                     std::string_view where) {
   ProblemFacts facts;
-  if (gdn_status s = validate_problem(p, where, &facts); s != GDN_OK) return s;
-  if (gdn_status s = validate_args(*p, a, facts, where); s != GDN_OK) return s;
+  if (gdn_status s = validate_call(p, a, where, &facts); s != GDN_OK) return s;  // = gdn_validate_*
   if (gdn_status s = require_device(where); s != GDN_OK) return s;
   if (facts.num_seqs == 0) return GDN_OK;  // no sequence: no output element exists
 

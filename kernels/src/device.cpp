@@ -4,6 +4,7 @@
 
 #include <array>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "status.hpp"
@@ -20,6 +21,7 @@ struct DeviceFacts {
   bool usable = false;
   std::string reason;  // why not usable; "" when usable
   int sm_count = 0;
+  bool pageable_access = false;  // the device reads pageable host memory (HMM, ATS)
 };
 
 std::string cuda_error_text(cudaError_t e) {
@@ -47,6 +49,10 @@ DeviceFacts probe_device(int ordinal) {
   }
   f.usable = true;
   f.sm_count = sms;
+  int pageable = 0;
+  if (cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, ordinal) != cudaSuccess)
+    (void)cudaGetLastError();  // unknown: treated as "cannot", the stricter answer
+  f.pageable_access = pageable != 0;
   return f;
 }
 
@@ -117,6 +123,18 @@ gdn_status current_sm_count(std::string_view where, int* sm_count) {
     return fail(GDN_ERROR_NOT_AVAILABLE, cat(where, ": no usable CUDA device: ", device->reason));
   *sm_count = device->sm_count;
   return GDN_OK;
+}
+
+std::optional<bool> usable_device_reads_pageable_memory() {
+  if (!runtime_facts().has_device) return std::nullopt;
+  int ordinal = 0;
+  if (cudaGetDevice(&ordinal) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return std::nullopt;
+  }
+  const DeviceFacts& device = cached_device(ordinal);
+  if (!device.usable) return std::nullopt;
+  return device.pageable_access;
 }
 
 }  // namespace gdn::detail

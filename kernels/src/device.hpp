@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <optional>
 #include <string_view>
 
 #include "gdn/gdn.h"
@@ -17,6 +18,11 @@ gdn_status require_device(std::string_view where);
 // Streaming multiprocessors of the current device (cudaDevAttrMultiProcessorCount, cached per
 // device). Call after require_device succeeded.
 gdn_status current_sm_count(std::string_view where, int* sm_count);
+
+// Whether the current device reads pageable host memory directly (HMM or ATS,
+// cudaDevAttrPageableMemoryAccess, cached per device); nullopt, with no error recorded, when
+// there is no usable device (validation then cannot ask where a pointer points).
+std::optional<bool> usable_device_reads_pageable_memory();
 
 // GDN_ERROR_CUDA with "<where>: <call> failed: <cudaGetErrorName>: <cudaGetErrorString>".
 gdn_status cuda_failure(cudaError_t error, std::string_view where, std::string_view call);

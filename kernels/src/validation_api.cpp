@@ -11,16 +11,30 @@ extern "C" gdn_status gdn_validate_problem(const gdn_problem* p) {
   return gdn::detail::validate_problem(p, kValidateProblem, nullptr);
 }
 
+namespace gdn::detail {
+
+gdn_status validate_call(const gdn_problem* p, const gdn_fwd_args* a, std::string_view where,
+                         ProblemFacts* facts) {
+  if (gdn_status s = validate_problem(p, where, facts); s != GDN_OK) return s;
+  if (gdn_status s = validate_fwd_args(*p, a, *facts, where); s != GDN_OK) return s;
+  return validate_environment(where);
+}
+
+gdn_status validate_call(const gdn_problem* p, const gdn_bwd_args* a, std::string_view where,
+                         ProblemFacts* facts) {
+  if (gdn_status s = validate_problem(p, where, facts); s != GDN_OK) return s;
+  if (gdn_status s = validate_bwd_args(*p, a, *facts, where); s != GDN_OK) return s;
+  return validate_environment(where);
+}
+
+}  // namespace gdn::detail
+
 extern "C" gdn_status gdn_validate_fwd(const gdn_problem* p, const gdn_fwd_args* a) {
   gdn::detail::ProblemFacts facts;
-  if (gdn_status s = gdn::detail::validate_problem(p, kValidateFwd, &facts); s != GDN_OK)
-    return s;
-  return gdn::detail::validate_fwd_args(*p, a, facts, kValidateFwd);
+  return gdn::detail::validate_call(p, a, kValidateFwd, &facts);
 }
 
 extern "C" gdn_status gdn_validate_bwd(const gdn_problem* p, const gdn_bwd_args* a) {
   gdn::detail::ProblemFacts facts;
-  if (gdn_status s = gdn::detail::validate_problem(p, kValidateBwd, &facts); s != GDN_OK)
-    return s;
-  return gdn::detail::validate_bwd_args(*p, a, facts, kValidateBwd);
+  return gdn::detail::validate_call(p, a, kValidateBwd, &facts);
 }

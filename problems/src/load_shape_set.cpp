@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include "gdn/problems/shape_set.hpp"
 
@@ -51,6 +50,18 @@ ShapeSet load_shape_set(std::string_view name_or_path) {
   const bool is_path = looks_like_path(name_or_path);
   const fs::path path =
       is_path ? fs::path(name_or_path) : shapes_dir() / (std::string(name_or_path) + ".csv");
+  // Only a regular file of bounded size is read: a directory opens "successfully" and reads as
+  // nothing, and /dev/zero or a pipe would be read until memory runs out.
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!ec && fs::is_directory(status))
+    throw ShapeSetError(path.string(), {{0, "is a directory; expected a .csv file"}});
+  if (!ec && fs::exists(status) && !fs::is_regular_file(status))
+    throw ShapeSetError(path.string(), {{0, "is not a regular file (a device, pipe or socket); expected a .csv file"}});
+  if (!ec && fs::exists(status) && fs::file_size(path, ec) > kMaxShapeSetBytes && !ec)
+    throw ShapeSetError(path.string(), {{0, "is " + std::to_string(fs::file_size(path, ec)) +
+                                                " bytes; a shape set is at most " +
+                                                std::to_string(kMaxShapeSetBytes) + " bytes"}});
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const std::string reason =
@@ -59,9 +70,14 @@ ShapeSet load_shape_set(std::string_view name_or_path) {
                       shapes_dir().string() + " (known: " + known_names() + ")";
     throw ShapeSetError(path.string(), {{0, reason}});
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_shape_set(text.str(), path.stem().string(), path.string());
+  // Bounded read as well: the file may grow between the size check and the read.
+  std::string text(kMaxShapeSetBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxShapeSetBytes)
+    throw ShapeSetError(path.string(), {{0, "is larger than " + std::to_string(kMaxShapeSetBytes) +
+                                                " bytes, the most a shape set may hold"}});
+  return parse_shape_set(text, path.stem().string(), path.string());
 }
 
 }  // namespace gdn::problems

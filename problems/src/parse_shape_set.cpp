@@ -15,6 +15,9 @@ namespace {
 constexpr std::string_view kHeader = "name,h_qk,h_v,k,v,dtype,layout,seqlens,tag";
 constexpr size_t kColumns = 9;
 constexpr size_t kMaxReportedErrors = 20;
+// Sequences in the whole set: each row is capped (seqlens.cpp), and so is their sum, so that a
+// small file of "1*1048576" rows cannot expand into gigabytes of lengths.
+constexpr size_t kMaxSequencesInSet = size_t{1} << 22;
 
 std::string_view trim(std::string_view s) {
   const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
@@ -108,10 +111,13 @@ ShapeSet parse_shape_set(std::string_view csv_text, std::string_view set_name,
   ShapeSet set;
   set.name = set_name;
   set.source = source;
+  // A UTF-8 byte order mark (spreadsheet programs write one) is not part of the header.
+  if (csv_text.starts_with("\xEF\xBB\xBF")) csv_text.remove_prefix(3);
   std::vector<RowError> errors;
   std::map<std::string, int, std::less<>> line_of_name;
   bool header_seen = false;
   int line_number = 0;
+  size_t sequences = 0;
   size_t start = 0;
   while (start < csv_text.size() && errors.size() < kMaxReportedErrors) {
     const size_t newline = csv_text.find('\n', start);
@@ -142,6 +148,12 @@ ShapeSet parse_shape_set(std::string_view csv_text, std::string_view set_name,
       errors.push_back({line_number, "name '" + p.name + "' is already used on line " +
                                          std::to_string(it->second)});
       continue;
+    }
+    sequences += p.seqlens.size();
+    if (sequences > kMaxSequencesInSet) {
+      errors.push_back({line_number, "the set lists more than " + std::to_string(kMaxSequencesInSet) +
+                                         " sequences in all; split it into smaller sets"});
+      break;
     }
     line_of_name.emplace(p.name, line_number);
     set.problems.push_back(std::move(p));

@@ -171,7 +171,10 @@ class Library:
         if name is None:
             message = self.last_error()  # set by this call: an invalid problem or no variant
             self.validate_problem(problem)
-            raise error_for_status(2, "gdn_fwd_variant_name", message)
+            # Without a usable device the library answers NOT_AVAILABLE (as gdn_fwd does), not
+            # "unsupported": the problem may well be supported on a GPU.
+            status = 2 if self.device_available() else 3
+            raise error_for_status(status, "gdn_fwd_variant_name", message)
         return name.decode()
 
 
@@ -184,12 +187,16 @@ def library():
     global _library
     with _lock:
         if _library is None:
+            explicit = os.environ.get("GDN_LIBRARY")
+            if explicit and not Path(explicit).is_file():
+                # An explicit choice that cannot be honoured is an error, never a silent
+                # fallback to another libgdn (which may be an older build).
+                raise GdnNotAvailableError(
+                    f"GDN_LIBRARY names {explicit}: no such file (GDN_LIBRARY={explicit} must be "
+                    f"the path of a built libgdn.so; unset it to use the library installed with "
+                    f"the package)")
             tried = candidate_paths()
             found = next((p for p in tried if p.is_file()), None)
-            if found is None and os.environ.get("GDN_LIBRARY"):
-                raise GdnNotAvailableError(
-                    f"GDN_LIBRARY={tried[0]}: expected the path of libgdn.so; no such file "
-                    f"(unset GDN_LIBRARY to use the library installed with the package)")
             if found is None:
                 listing = ", ".join(str(p) for p in tried)
                 raise GdnNotAvailableError(

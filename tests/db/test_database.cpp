@@ -573,5 +573,41 @@ TEST(Database, ReaderSeesWritersCommitsThroughChangeCounter) {
   EXPECT_EQ(pragma_text(reader, "SELECT count(*) FROM devices"), "1");
 }
 
+// Messages say what was being done, in words; users never see the SQL text.
+TEST(DatabaseMessages, NameTheOperationNotTheSql) {
+  ScratchDir dir;
+  Database db = Database::open(dir.file("r.db"));
+  for (const auto& [sql, words] : std::vector<std::pair<std::string, std::string>>{
+           {"INSERT INTO no_such_table VALUES (1)", "writing no_such_table"},
+           {"SELECT x FROM nowhere", "reading nowhere"},
+           {"UPDATE nothing SET a = 1", "updating nothing"},
+           {"COMMIT", "committing a transaction"}}) {
+    try {
+      db.exec(sql);
+      ADD_FAILURE() << sql << " did not fail";
+    } catch (const DbError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find(words), std::string::npos) << message;
+      EXPECT_EQ(message.find(sql), std::string::npos) << message;
+      EXPECT_EQ(message.find("SQL ["), std::string::npos) << message;
+    }
+  }
+}
+
+// A finished sweep leaves its database in rollback-journal mode (readable on read-only media
+// without a -shm file); another open connection keeps WAL on.
+TEST(DatabaseJournal, LeaveWalOnlyWhenAlone) {
+  ScratchDir dir;
+  const std::string path = dir.file("r.db");
+  Database db = Database::open(path);
+  {
+    Database other = Database::open(path, {.read_only = true});
+    other.schema_version();  // holds a read snapshot's shared memory
+    EXPECT_FALSE(db.leave_wal());
+  }
+  EXPECT_TRUE(db.leave_wal());
+  EXPECT_EQ(pragma_text(db, "PRAGMA journal_mode"), "delete");
+}
+
 }  // namespace
 }  // namespace gdn::db::test

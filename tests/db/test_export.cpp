@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include "gdn/db/export.hpp"
@@ -61,14 +62,20 @@ TEST_F(ExportTest, WritesJsonAndHeaderAndNothingElse) {
   EXPECT_EQ(files_in(out), (std::vector<std::string>{"dispatch.json", "gdn_dispatch_table.hpp"}));
   EXPECT_EQ(r.selection.sweep.sweep.id, sc.sweep);  // the latest sweep with passes by default
   const std::string json = read(r.json_path);
-  EXPECT_NE(json.find("\"variants\": [\"gdn_fwd_A\", \"gdn_fwd_B\", \"gdn_fwd_C\"]"), std::string::npos) << json;
-  EXPECT_NE(json.find("\"name\": \"NVIDIA H200\""), std::string::npos);
-  EXPECT_NE(json.find("\"total_tokens_bucket\": 16, \"max_seqlen_bucket\": 16, \"balance_bucket\": 2, "
-                      "\"variant\": \"gdn_fwd_B\""),
-            std::string::npos) << json;
-  EXPECT_NE(json.find("\"format_version\": 3"), std::string::npos);
-  EXPECT_NE(json.find("\"margin\": 0.25"), std::string::npos);
-  EXPECT_NE(json.find("\"margin\": null, \"runner_up\": null"), std::string::npos);
+  const auto doc = nlohmann::json::parse(json);
+  EXPECT_EQ(doc["variants"], nlohmann::json({"gdn_fwd_A", "gdn_fwd_B", "gdn_fwd_C"})) << json;
+  EXPECT_EQ(doc["device"]["name"], "NVIDIA H200");
+  EXPECT_EQ(doc["format_version"], 3);
+  EXPECT_EQ(doc["partial"], false);
+  EXPECT_EQ(doc["sweep"]["status"], "finished");
+  bool b_entry = false, margin_quarter = false, no_runner_up = false;
+  for (const auto& e : doc["entries"]) {
+    b_entry |= e["total_tokens_bucket"] == 16 && e["max_seqlen_bucket"] == 16 && e["balance_bucket"] == 2 &&
+               e["variant"] == "gdn_fwd_B";
+    margin_quarter |= e["margin"] == 0.25;
+    no_runner_up |= e["margin"].is_null() && e["runner_up"].is_null();
+  }
+  EXPECT_TRUE(b_entry && margin_quarter && no_runner_up) << json;
   EXPECT_EQ(read(r.header_path), render_dispatch_header(r.selection));
 }
 
@@ -221,7 +228,7 @@ TEST_F(ExportTest, ReExportReplacesBothFiles) {
   export_dispatch(db, {.out_dir = out});
   const std::string second = read(out / kDispatchHeaderName);
   EXPECT_NE(first, second);
-  EXPECT_NE(second.find("override: pinned for the test"), std::string::npos);
+  EXPECT_NE(second.find("override: \"pinned for the test\""), std::string::npos);
   EXPECT_NE(read(out / kDispatchJsonName).find("\"override_reason\": \"pinned for the test\""), std::string::npos);
   EXPECT_EQ(files_in(out).size(), 2u);
 }
@@ -235,7 +242,7 @@ TEST(ExportErrors, NoPassingResultsGivesAnErrorAndNoFiles) {
   const std::int64_t p = w.register_problem(problem(0, 16, 32, 1, 64, 64));
   insert(w, failed(sweep, v, p, Outcome::Incorrect, "wrong"));
   const fs::path out = dir.path() / "table";
-  EXPECT_NE(export_error(db, {.out_dir = out}).find("has no Passed result in any sweep"), std::string::npos);
+  EXPECT_NE(export_error(db, {.out_dir = out}).find("has no finished sweep with a Passed result"), std::string::npos);
   EXPECT_NE(export_error(db, {.sweep_id = sweep, .out_dir = out}).find("sweep 1 has no Passed result"),
             std::string::npos);
   EXPECT_NE(export_error(db, {.sweep_id = 77, .out_dir = out}).find("sweep id 77 does not exist"),
@@ -269,6 +276,69 @@ TEST_F(ExportTest, UnwritableOutputLeavesNoFiles) {
   fs::create_directories(out / kDispatchHeaderName / "blocker");
   EXPECT_NE(export_error(db, {.out_dir = out}).find("renaming"), std::string::npos);
   EXPECT_EQ(files_in(out), (std::vector<std::string>{kDispatchHeaderName}));  // only the blocker dir
+}
+
+// Export defaults to the newest finished sweep; an unfinished one is refused unless asked for,
+// and then marked partial in both files.
+TEST_F(ExportTest, UnfinishedSweepsAreExportedOnlyWhenAskedAndMarkedPartial) {
+  ResultsWriter w(db);
+  // A newer sweep, still running, with a Passed result: the default must not pick it.
+  const std::int64_t newer = w.begin_sweep(sweep_of(w.register_device(h200()), w.register_build(build())));
+  insert(w, passed(newer, sc.a, sc.p[0], 0.5));
+  EXPECT_EQ(export_dispatch(db, {.out_dir = out}).selection.sweep.sweep.id, sc.sweep);
+  const std::string refused = export_error(db, {.sweep_id = newer, .out_dir = dir.path() / "partial"});
+  EXPECT_NE(refused.find("not finished"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("--allow-partial"), std::string::npos) << refused;
+  EXPECT_TRUE(files_in(dir.path() / "partial").empty());
+
+  const ExportResult r = export_dispatch(db, {.sweep_id = newer, .out_dir = dir.path() / "partial", .allow_partial = true});
+  const auto doc = nlohmann::json::parse(read(r.json_path));
+  EXPECT_EQ(doc["partial"], true);
+  EXPECT_EQ(doc["sweep"]["status"], "running");
+  EXPECT_NE(read(r.header_path).find("// PARTIAL: sweep " + std::to_string(newer) + " is running"), std::string::npos);
+  // Without a finished sweep at all, the default names the way out.
+  w.set_sweep_status(sc.sweep, SweepStatus::Interrupted);
+  EXPECT_NE(export_error(db, {.out_dir = out}).find("--allow-partial"), std::string::npos);
+}
+
+// Text from the database is escaped wherever it is written: a device name with a newline and
+// code, a shape-set name that is not UTF-8, comment terminators and a trailing backslash leave
+// the header compiling to the same bytes and the JSON valid.
+TEST(ExportEscaping, HostileDatabaseTextStaysInertInHeaderAndJson) {
+  ScratchDir dir;
+  Database db = Database::open(dir.file("r.db"));
+  ResultsWriter w(db);
+  DeviceRecord device = h200();
+  device.name = "NVIDIA H200\n#error injected\n*/ \"quoted\" ?\?= \\";
+  device.uuid = "GPU-\xff\xfe-not-utf8";
+  const std::int64_t device_id = w.register_device(device);
+  SweepRecord sweep = sweep_of(device_id, w.register_build(build()));
+  sweep.shapes = "shapes\n} namespace x { \xc3\x28 \\";
+  const std::int64_t sweep_id = w.begin_sweep(sweep);
+  const std::int64_t v = w.register_variant(fused_variant("gdn_fwd_A", 64, 2));
+  const std::int64_t p = w.register_problem(problem(0, 16, 32, 1, 4096, 4096));
+  insert(w, passed(sweep_id, v, p, 1.0));
+  w.set_sweep_status(sweep_id, SweepStatus::Finished);
+  const fs::path out = dir.path() / "table";
+  const ExportResult r = export_dispatch(db, {.out_dir = out});
+
+  const std::string json = read(r.json_path);
+  ASSERT_NO_THROW(nlohmann::json::parse(json)) << json;  // strict: invalid UTF-8 would throw
+  EXPECT_EQ(nlohmann::json::parse(json)["device"]["name"], device.name);
+
+  const fs::path probe = dir.path() / "probe.cpp";
+  std::ofstream(probe) << R"cpp(
+#include "gdn_dispatch_table.hpp"
+using namespace gdn::dispatch::generated;
+static_assert(kTableInfo.device_name == "NVIDIA H200\n#error injected\n*/ \"quoted\" ?\?= \\");
+static_assert(kEntries.size() == 1 && kVariantNames[0] == "gdn_fwd_A");
+int main() { return 0; }
+)cpp";
+  const std::string log = (dir.path() / "compile.log").string();
+  const std::string cmd = std::string(GDN_TEST_CXX_COMPILER) + " -std=c++20 -fsyntax-only -I" +
+                          GDN_TEST_GDN_INCLUDE_DIR + " -I" + out.string() + " " + probe.string() + " > " + log +
+                          " 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << read(log) << "\n" << read(r.header_path);
 }
 
 }  // namespace

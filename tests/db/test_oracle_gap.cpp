@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "gdn/db/oracle_gap.hpp"
 #include "gdn/db/selection.hpp"
 #include "scenario.hpp"
@@ -149,10 +151,16 @@ TEST_F(OracleGapTwoSweeps, RenderingsCarryRowsAndSummary) {
   EXPECT_NE(csv.find(",1.25,"), std::string::npos) << csv;
 
   const std::string json = render_oracle_gap(g, ReportFormat::Json);
-  EXPECT_NE(json.find("\"measured_rows\": 5, \"unmeasured_picks\": 1, \"default_rule_rows\": 1"),
-            std::string::npos) << json;
-  EXPECT_NE(json.find("\"answer\": \"nearest\", \"distance\": 2"), std::string::npos) << json;
-  EXPECT_NE(json.find("\"ratio\": 1.25"), std::string::npos) << json;
+  const auto doc = nlohmann::json::parse(json);
+  EXPECT_EQ(doc["summary"]["measured_rows"], 5) << json;
+  EXPECT_EQ(doc["summary"]["unmeasured_picks"], 1) << json;
+  EXPECT_EQ(doc["summary"]["default_rule_rows"], 1) << json;
+  bool nearest = false, ratio = false;
+  for (const auto& r : doc["rows"]) {
+    nearest |= r["answer"] == "nearest" && r["distance"] == 2;
+    ratio |= r["ratio"] == 1.25;
+  }
+  EXPECT_TRUE(nearest && ratio) << json;
 }
 
 std::string gap_error(const Database& db, std::int64_t a, std::int64_t b) {
@@ -174,12 +182,26 @@ TEST_F(OracleGapTwoSweeps, SweepsWithoutPassedForwardResultsAreRefused) {
   ResultsWriter w(db);
   const std::int64_t empty = w.begin_sweep(sweep_of(w.register_device(h200()), w.register_build(build())));
   insert(w, failed(empty, sc.a, sc.p[0], Outcome::Incorrect, "o rel rms 0.3"));
+  w.set_sweep_status(empty, SweepStatus::Finished);
   const std::string as_table = gap_error(db, empty, b_sweep);
   EXPECT_NE(as_table.find("table sweep " + std::to_string(empty)), std::string::npos) << as_table;
   EXPECT_NE(as_table.find("no table"), std::string::npos) << as_table;
   const std::string as_measured = gap_error(db, sc.sweep, empty);
   EXPECT_NE(as_measured.find("measured sweep " + std::to_string(empty) + " has no forward problem with a Passed"),
             std::string::npos) << as_measured;
+}
+
+// A sweep that did not finish is compared only when asked (allow_partial).
+TEST_F(OracleGapTwoSweeps, UnfinishedSweepsNeedAllowPartial) {
+  ResultsWriter w(db);
+  w.set_sweep_status(b_sweep, SweepStatus::Interrupted);
+  const std::string refused = gap_error(db, sc.sweep, b_sweep);
+  EXPECT_NE(refused.find("sweep " + std::to_string(b_sweep) + " is interrupted, not finished"), std::string::npos)
+      << refused;
+  EXPECT_NE(refused.find("--allow-partial"), std::string::npos) << refused;
+  const OracleGap g = oracle_gap(db, sc.sweep, b_sweep, /*allow_partial=*/true);
+  EXPECT_EQ(g.measured_sweep.sweep.status, SweepStatus::Interrupted);
+  EXPECT_NE(render_oracle_gap(g, ReportFormat::Table).find("PARTIAL: interrupted"), std::string::npos);
 }
 
 }  // namespace

@@ -231,3 +231,16 @@ TEST(MalformedShapeSet, ReportsEveryBadRowWithItsLine) {
 }
 
 }  // namespace
+
+// Many rows of the largest sequence count stay within one bound for the whole set (each row
+// alone is capped; a small file must not expand into gigabytes of lengths).
+TEST(ParseShapeSet, TheWholeSetHasASequenceBound) {
+  std::string rows;
+  for (int i = 0; i < 8; ++i) rows += "r" + std::to_string(i) + ",1,1,128,128,bf16,packed,1*1048576,x\n";
+  try {
+    parse(rows);
+    FAIL() << "no error";
+  } catch (const ShapeSetError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 4194304 sequences in all"), std::string::npos) << e.what();
+  }
+}

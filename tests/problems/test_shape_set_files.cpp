@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 
 #include "gdn/problems/api_problem.hpp"
 #include "gdn/problems/shape_set.hpp"
@@ -249,3 +250,50 @@ TEST(ApiProblem, ChoosesInt64OffsetsBeyondInt32) {
 }
 
 }  // namespace
+
+namespace {
+
+// The message of loading `path`, "" when it loads.
+std::string load_error(const std::string& path) {
+  try {
+    load_shape_set(path);
+  } catch (const ShapeSetError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+struct ScratchDir {
+  fs::path path = fs::temp_directory_path() / ("gdn_shapes_" + std::to_string(::getpid()));
+  ScratchDir() { fs::create_directories(path); }
+  ~ScratchDir() { fs::remove_all(path); }
+};
+
+}  // namespace
+
+// Files that are not a shape set get a message saying what they are, not a parse error about
+// a missing header; /dev/zero is refused instead of read until memory runs out.
+TEST(ShapeSetFiles, NonRegularAndOversizedFilesAreRefusedClearly) {
+  ScratchDir scratch;
+  const std::string as_dir = (scratch.path / "sets.csv").string();
+  fs::create_directories(as_dir);
+  EXPECT_NE(load_error(as_dir).find("is a directory; expected a .csv file"), std::string::npos) << load_error(as_dir);
+  EXPECT_NE(load_error("/dev/zero").find("is not a regular file"), std::string::npos) << load_error("/dev/zero");
+  const std::string big = (scratch.path / "big.csv").string();
+  {
+    std::ofstream out(big);
+    out << "name,h_qk,h_v,k,v,dtype,layout,seqlens,tag\n";
+    out << std::string(gdn::problems::kMaxShapeSetBytes, '#') << '\n';
+  }
+  EXPECT_NE(load_error(big).find("a shape set is at most 1048576 bytes"), std::string::npos) << load_error(big);
+}
+
+// A UTF-8 byte order mark (spreadsheet exports write one) is not part of the header.
+TEST(ShapeSetFiles, AByteOrderMarkIsAccepted) {
+  ScratchDir scratch;
+  const std::string path = (scratch.path / "bom.csv").string();
+  std::ofstream(path) << "\xEF\xBB\xBFname,h_qk,h_v,k,v,dtype,layout,seqlens,tag\none,1,1,128,128,bf16,packed,64,x\n";
+  const ShapeSet set = load_shape_set(path);
+  ASSERT_EQ(set.problems.size(), 1u);
+  EXPECT_EQ(set.problems[0].name, "one");
+}

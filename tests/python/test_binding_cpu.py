@@ -220,6 +220,22 @@ class LibraryLookupTest(unittest.TestCase):
         self.assertEqual(str(paths[0]), os.path.join(package_dir, "libgdn.so"))
         self.assertEqual(paths[1].parts[-3:], ("build", "kernels", "libgdn.so"))
 
+    def test_an_explicit_library_that_is_missing_is_an_error(self):
+        # Regression: a GDN_LIBRARY naming a missing file silently loaded the repo's build.
+        old = os.environ.get("GDN_LIBRARY")
+        try:
+            for missing in ("/nonexistent/libgdn.so", tempfile.gettempdir()):
+                os.environ["GDN_LIBRARY"] = missing
+                _capi.reset_library_for_tests()
+                with self.assertRaises(gdn.GdnNotAvailableError) as cm:
+                    _capi.library()
+                self.assertIn(f"GDN_LIBRARY names {missing}", str(cm.exception))
+        finally:
+            if old is None:
+                os.environ.pop("GDN_LIBRARY")
+            else:
+                os.environ["GDN_LIBRARY"] = old
+
     def test_not_a_library(self):
         with tempfile.NamedTemporaryFile(suffix=".so") as f:
             f.write(b"not an ELF file")
@@ -281,12 +297,22 @@ class ThroughTheLibraryTest(unittest.TestCase):
         if self.lib.device_available():
             self.skipTest("a device is present: covered by test_binding_gpu.py")
         spec = check(**fwd_inputs(T=64))
-        args = _capi.GdnFwdArgs(q=0x1000, k=0x2000, v=0x3000, g=0x4000, beta=0x5000, o=0x7000)
+        slot = 1 << 32  # far apart: an output overlapping an input is refused before the device
+        args = _capi.GdnFwdArgs(q=slot, k=2 * slot, v=3 * slot, g=4 * slot, beta=5 * slot, o=7 * slot)
         with self.assertRaises(gdn.GdnNotAvailableError) as cm:
             self.lib.fwd(spec.to_problem(), args, None)
         self.assertIn("gdn_fwd failed with status 3", str(cm.exception))
         self.assertGreater(len(str(cm.exception)), len("gdn_fwd failed with status 3: "))
         self.assertFalse(gdn.device_available())
+
+    def test_variant_name_without_a_device_is_not_available(self):
+        # Regression: "no usable CUDA device" came back as GdnUnsupportedError.
+        if self.lib.device_available():
+            self.skipTest("a device is present: covered by test_binding_gpu.py")
+        spec = check(**fwd_inputs(T=64))
+        with self.assertRaises(gdn.GdnNotAvailableError) as cm:
+            self.lib.fwd_variant_name(spec.to_problem())
+        self.assertIn("status 3", str(cm.exception))
 
 
 if __name__ == "__main__":

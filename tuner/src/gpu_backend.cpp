@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "gate_inputs.hpp"
+#include "gdn/text/json.hpp"
 #include "gdn/problems/api_problem.hpp"
 #include "gdn/profiler/device_info.hpp"
 #include "gdn/profiler/nvtx.hpp"
@@ -179,15 +180,9 @@ std::vector<double> download_float(const DeviceBuffer& b, std::size_t n, const c
   return {f.begin(), f.end()};
 }
 
-std::string json_error_entry(const char* name, double rel, double max_abs) {
-  std::ostringstream s;
-  s.precision(6);
-  s << '"' << name << "\": {\"rel_rms\": ";
-  if (std::isfinite(rel)) s << rel; else s << "null";
-  s << ", \"max_abs\": ";
-  if (std::isfinite(max_abs)) s << max_abs; else s << "null";
-  s << '}';
-  return s.str();
+// One tensor's error against the reference: {"rel_rms": ..., "max_abs": ...} (null when not finite).
+text::Json error_entry(double rel, double max_abs) {
+  return {{"rel_rms", text::json_number(rel)}, {"max_abs", text::json_number(max_abs)}};
 }
 
 double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
@@ -300,19 +295,19 @@ class GpuBackend final : public MeasureBackend {
 
   // Passed when every output is within its bar (NaN never is); the errors as JSON.
   static void judge(TrialOutput& out, const std::vector<Checked>& outputs) {
-    std::string json = "{";
+    text::Json errors = text::Json::object();
     std::ostringstream msg;
     msg << "relative RMS error";
     bool ok = true;
     double worst = 0;
     for (const Checked& c : outputs) {
       const double e = ref::rel_rms(c.got, *c.want);
-      json += (json.size() > 1 ? ", " : "") + json_error_entry(c.name, e, max_abs_diff(c.got, *c.want));
+      errors[c.name] = error_entry(e, max_abs_diff(c.got, *c.want));
       msg << ' ' << c.name << ' ' << e << " (bar " << c.bar << ')';
       ok = ok && std::isfinite(e) && e <= c.bar;
       worst = std::isnan(e) || std::isnan(worst) ? NAN : std::max(worst, e);
     }
-    out.result.errors_json = json + "}";
+    out.result.errors_json = text::dump_json(errors, -1);
     if (std::isfinite(worst)) out.result.max_rel_rms = worst;
     out.result.outcome = ok ? db::Outcome::Passed : db::Outcome::Incorrect;
     out.result.message = msg.str();
@@ -516,9 +511,13 @@ class GpuBackend final : public MeasureBackend {
     out.result.message = what;
     out.samples_ms.clear();
     // Errors such as an illegal address are sticky: the context is dead, the worker must go.
+    // The kernel crashed (it did not fail to launch): recorded Crashed, like a worker that died.
     if (cudaGetLastError() != cudaSuccess || code == cudaErrorIllegalAddress || code == cudaErrorLaunchFailure ||
-        code == cudaErrorIllegalInstruction || code == cudaErrorMisalignedAddress)
+        code == cudaErrorIllegalInstruction || code == cudaErrorMisalignedAddress) {
       lost_ = true;
+      out.result.outcome = db::Outcome::Crashed;
+      out.result.message = what + " (a sticky device error: the worker's CUDA context is lost and it is restarted)";
+    }
   }
 
   int gpu_;

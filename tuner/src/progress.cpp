@@ -1,4 +1,5 @@
 #include "gdn/tuner/progress.hpp"
+#include "gdn/text/number.hpp"
 
 #include <cmath>
 #include <unistd.h>
@@ -43,9 +44,7 @@ void ProgressLine::note_best(const std::string& problem, const std::string& vari
   if (problem != best_problem_ || !best_ms_ || p50_ms < *best_ms_) {
     best_problem_ = problem;
     best_ms_ = p50_ms;
-    char ms[32];
-    std::snprintf(ms, sizeof ms, "%.4g ms", p50_ms);
-    best_ = problem + ": " + variant + " " + ms;
+    best_ = problem + ": " + variant + " " + text::significant(p50_ms, 4) + " ms";
   }
 }
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "gdn/tuner/trial_io.hpp"
+#include "gdn/db/integrity.hpp"
 
 namespace gdn::tuner {
 
@@ -29,6 +30,7 @@ ReplaySource ReplaySource::load(const std::string& path, std::optional<std::int6
     throw std::runtime_error("--replay-sweep: database '" + path + "' has no sweep " +
                              std::to_string(*sweep_id) + " (" + e.what() + ")");
   }
+  db::check_sweep_results(src.db_, *sweep_id);  // a damaged recording is refused, not replayed
   db::ResultQuery q;
   q.sweep_id = *sweep_id;
   src.rows_ = db::query_results(src.db_, q);

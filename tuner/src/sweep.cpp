@@ -13,6 +13,7 @@
 #include "gdn/db/writer.hpp"
 #include "gdn/profiler/nvtx.hpp"
 #include "gdn/profiler/protocol.hpp"
+#include "gdn/text/number.hpp"
 #include "gdn/tuner/gate_problem.hpp"
 #include "gdn/tuner/progress.hpp"
 #include "gdn/tuner/shard.hpp"
@@ -46,24 +47,41 @@ bool same_protocol(const db::ProtocolRecord& a, const db::ProtocolRecord& b) {
 }
 
 std::string describe(const db::ProtocolRecord& p) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "protocol: warm-up %d, samples %d..%d, target spread %g, time cap %g ms",
-                p.warmup_iters, p.min_samples, p.max_samples, p.target_rel_spread, p.time_cap_ms);
-  return buf;
+  return "protocol: warm-up " + std::to_string(p.warmup_iters) + ", samples " + std::to_string(p.min_samples) +
+         ".." + std::to_string(p.max_samples) + ", target spread " + text::shortest(p.target_rel_spread) +
+         ", time cap " + text::shortest(p.time_cap_ms) + " ms";
 }
 
 // Finds the sweep --resume continues: the newest one with identical canonical arguments and
 // stored protocol (the args name only non-default protocol options, so the stored columns
 // also guard against a build whose Protocol::precise() differs). Runs before anything is
 // registered, so a refused resume writes nothing.
+// Shape sets are compared by content: the same name or path may hold other problems now, and
+// the results of two sets are never mixed in one sweep.
+void check_same_shape_sets(const db::Database& db, const db::SweepSummary& s, const SweepPlan& plan) {
+  std::map<std::string, std::string> planned;  // shape-set name -> content hash
+  for (const auto& p : plan.problems) planned[p.record.shape_set_name] = p.record.shape_set_hash;
+  db::ResultQuery q;
+  q.sweep_id = s.sweep.id;
+  for (const auto& row : db::query_results(db, q)) {
+    const auto it = planned.find(row.problem.shape_set_name);
+    if (it == planned.end() || it->second == row.problem.shape_set_hash) continue;
+    throw std::invalid_argument("--resume: the shape set '" + row.problem.shape_set_name + "' changed since sweep " +
+                                std::to_string(s.sweep.id) + " measured it (content hash " +
+                                row.problem.shape_set_hash + " then, " + it->second +
+                                " now); results of two different sets are never mixed: start a new sweep");
+  }
+}
+
 db::SweepSummary find_resumable(const db::Database& db, const std::string& args,
-                                const db::ProtocolRecord& protocol) {
+                                const db::ProtocolRecord& protocol, const SweepPlan& plan) {
   const auto sweeps = db::list_sweeps(db);
   for (const auto& s : sweeps) {
     if (s.sweep.args != args || !same_protocol(s.sweep.protocol, protocol)) continue;
     if (s.sweep.status == db::SweepStatus::Finished)
       throw std::invalid_argument("--resume: sweep " + std::to_string(s.sweep.id) +
                                   " with these arguments already finished");
+    check_same_shape_sets(db, s, plan);
     return s;
   }
   std::string msg = "--resume: no unfinished sweep in '" + db.path() + "' has the arguments\n  " + args +
@@ -77,9 +95,12 @@ db::SweepSummary find_resumable(const db::Database& db, const std::string& args,
 
 // --resume-or-start: the newest sweep with the same arguments and protocol, finished or not.
 std::optional<db::SweepSummary> find_same(const db::Database& db, const std::string& args,
-                                          const db::ProtocolRecord& protocol) {
+                                          const db::ProtocolRecord& protocol, const SweepPlan& plan) {
   for (const auto& s : db::list_sweeps(db))
-    if (s.sweep.args == args && same_protocol(s.sweep.protocol, protocol)) return s;
+    if (s.sweep.args == args && same_protocol(s.sweep.protocol, protocol)) {
+      check_same_shape_sets(db, s, plan);
+      return s;
+    }
   return std::nullopt;
 }
 
@@ -222,7 +243,7 @@ class Engine {
   void throw_if_stop_requested() const {
     const int sig = StopSignals::requested();
     if (sig == 0) return;
-    throw std::runtime_error(std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+    throw SweepStopped(sig, std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
                              ": the sweep is marked interrupted and keeps every result committed so "
                              "far; run the same command with --resume to continue it");
   }
@@ -323,7 +344,17 @@ class Engine {
     r.problem_id = plan_.problems[p].record.id;
     r.device_id = result_device_;
     const auto t0 = Clock::now();
-    const auto ins = w_.insert_result(r, samples, pm);
+    db::InsertedResult ins;
+    try {
+      ins = w_.insert_result(r, samples, pm);
+    } catch (const std::exception& e) {
+      // The database, not the variant, failed: the sweep stops with this error (run_sweep marks
+      // it interrupted); no worker is blamed and nothing committed so far is touched.
+      throw RecordingError("recording the result of " + plan_.variants[v].record.name + " on problem '" +
+                           plan_.problems[p].label + "' failed: " + e.what() +
+                           "; the sweep stops here, keeps every result committed so far, and --resume "
+                           "continues it");
+    }
     db_writes_.push_back(ms_since(t0));
     if (!ins.already_present) ++out_.committed_now;
     stored_[{r.variant_id, r.problem_id}] = {r.outcome, r.latency_p50_ms};
@@ -373,8 +404,8 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
   auto database = db::Database::open(o.db_path);
   std::optional<db::SweepSummary> resumed;
   const auto protocol = protocol_record(o.precise);
-  if (o.resume) resumed = find_resumable(database, args, protocol);
-  if (o.resume_or_start) resumed = find_same(database, args, protocol);
+  if (o.resume) resumed = find_resumable(database, args, protocol, plan);
+  if (o.resume_or_start) resumed = find_same(database, args, protocol, plan);
   db::ResultsWriter writer(database);
   plan.device.id = writer.register_device(plan.device);
   const auto device_id = plan.device.id;
@@ -434,13 +465,23 @@ SweepOutcome run_sweep(const SweepOptions& o, const SweepEnvironment& env) {
     run_strategy(o.strategy, engine.runnable_.size(), plan.problems.size(),
                  [&](std::span<const Trial> t) { return engine.measure(t); });
     engine.settle_eliminated({});
-  } catch (...) {
+  } catch (const std::exception& e) {
     progress.finish();
-    writer.set_sweep_status(out.sweep_id, db::SweepStatus::Interrupted);
+    // The first error is the one reported: when marking the sweep interrupted fails too (a full
+    // disk fails both), that second failure is appended, never substituted. A sweep whose status
+    // could not be written stays 'running' in the database, and --resume continues it as well.
+    try {
+      writer.set_sweep_status(out.sweep_id, db::SweepStatus::Interrupted);
+      database.leave_wal();
+    } catch (const std::exception& status_error) {
+      throw RecordingError(std::string(e.what()) + " (marking the sweep interrupted failed too: " +
+                           status_error.what() + ")");
+    }
     throw;
   }
   progress.finish();
   writer.set_sweep_status(out.sweep_id, db::SweepStatus::Finished);
+  database.leave_wal();  // readable on read-only media from now on
 
   const auto summary = db::sweep_summary(database, out.sweep_id);
   out.counts = summary.outcome_counts;
@@ -464,13 +505,11 @@ std::string format_outcome(const SweepOutcome& o) {
   }
   s += std::to_string(total) + " results (" + std::to_string(o.committed_now) + " committed now, " +
        std::to_string(o.answered_from_db) + " already stored)";
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "\nwall %.1f s; worker restarts %d\nrunner overhead per configuration: %.3f ms "
-                "(pipe round trip %.3f ms, DB commit %.3f ms; %zu configurations through workers)",
-                o.wall_s, o.worker_restarts, o.overhead.per_config_ms, o.overhead.round_trip_ms,
-                o.overhead.db_write_ms, o.overhead.measured);
-  return s + buf;
+  return s + "\nwall " + text::fixed(o.wall_s, 1) + " s; worker restarts " + std::to_string(o.worker_restarts) +
+         "\nrunner overhead per configuration: " + text::fixed(o.overhead.per_config_ms, 3) +
+         " ms (pipe round trip " + text::fixed(o.overhead.round_trip_ms, 3) + " ms, DB commit " +
+         text::fixed(o.overhead.db_write_ms, 3) + " ms; " + std::to_string(o.overhead.measured) +
+         " configurations through workers)";
 }
 
 }  // namespace gdn::tuner

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "gdn/text/number.hpp"
 #include "gdn/tuner/space.hpp"
 #include "gdn/tuner/wire.hpp"
 
@@ -18,13 +19,7 @@ namespace {
   throw std::invalid_argument(option + ": expected " + expected + ", got " + given);
 }
 
-// Shortest spelling that reads back as the same double: "0.01", not %.17g's
-// "0.010000000000000000208" (the args string is read by people and compared on --resume).
-std::string shortest(double v) {
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
+using text::shortest;  // the args string is read by people and compared on --resume
 
 // Protocol fields and the sweep options that set them.
 struct ProtocolOption {
@@ -103,10 +98,13 @@ void validate(const SweepOptions& o) {
     bad("--budget", "no budget with --strategy exhaustive (it measures every pair)",
         std::to_string(o.strategy.budget));
   if (o.gpus.empty()) bad("--gpus", "at least one GPU ordinal", "an empty list");
-  if (!(o.timeout_s > 0) || !std::isfinite(o.timeout_s))
-    bad("--timeout", "seconds > 0", wire::format_double(o.timeout_s));
-  if (!(o.gate_timeout_s > 0) || !std::isfinite(o.gate_timeout_s))
-    bad("--gate-timeout", "seconds > 0", wire::format_double(o.gate_timeout_s));
+  // Deadlines are steady_clock time points in nanoseconds: a week is far below what they hold,
+  // and far above any measurement (a larger value used to overflow into an instant Timeout).
+  const std::string timeout_range = "seconds > 0 and at most " + wire::format_double(kMaxTimeoutS) + " (a week)";
+  if (!(o.timeout_s > 0) || !(o.timeout_s <= kMaxTimeoutS))
+    bad("--timeout", timeout_range, wire::format_double(o.timeout_s));
+  if (!(o.gate_timeout_s > 0) || !(o.gate_timeout_s <= kMaxTimeoutS))
+    bad("--gate-timeout", timeout_range, wire::format_double(o.gate_timeout_s));
   validate_protocol(o.precise);
   if (!o.replay_db.empty()) {
     if (!fs::is_regular_file(o.replay_db))
@@ -124,16 +122,32 @@ void validate(const SweepOptions& o) {
     bad("--replay-sweep", "a sweep id > 0", std::to_string(*o.replay_sweep));
 }
 
+namespace {
+// A file named on the command line, spelled the same however it was typed ("./s.csv",
+// "/abs/s.csv", "dir/../s.csv"): an absolute path with symbolic links resolved.
+std::string file_identity(const std::string& path) {
+  std::error_code ec;
+  const auto canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  return ec ? path : canonical.string();
+}
+
+bool names_a_file(const std::string& shapes) {
+  return shapes.find('/') != std::string::npos || shapes.ends_with(".csv");
+}
+}  // namespace
+
 std::string canonical_args(const SweepOptions& o) {
-  std::string s = "gdnlab sweep --space " + o.space;
-  if (!o.shapes.empty()) s += " --shapes " + o.shapes;
-  s += " --db " + o.db_path;
+  // --db is not part of a sweep's identity: it is the database the sweep lives in, which may be
+  // named by any spelling or moved. Files are named by their canonical path; a shape set's
+  // content is compared separately (its hash, on --resume).
+  std::string s = "gdnlab sweep --space " + (o.space == "default" || o.space == "all" ? o.space : file_identity(o.space));
+  if (!o.shapes.empty()) s += " --shapes " + (names_a_file(o.shapes) ? file_identity(o.shapes) : o.shapes);
   s += " --strategy " + std::string(strategy_name(o.strategy.kind));
   if (o.strategy.budget) s += " --budget " + std::to_string(o.strategy.budget);
   s += " --seed " + std::to_string(o.strategy.seed);
   s += " --metrics " + std::string(profiler::to_string(o.metrics));
   if (o.pm_sampling) s += " --pm-sampling";
-  if (!o.replay_db.empty()) s += " --replay " + o.replay_db;
+  if (!o.replay_db.empty()) s += " --replay " + file_identity(o.replay_db);
   if (o.replay_sweep) s += " --replay-sweep " + std::to_string(*o.replay_sweep);
   if (!o.variant_filter.empty()) s += " --variants " + o.variant_filter;
   if (o.plans != "rule") s += " --plans " + o.plans;  // sweeps before plans resume unchanged

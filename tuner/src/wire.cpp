@@ -1,5 +1,6 @@
 // Line protocol encoding (see wire.hpp).
 #include "gdn/tuner/wire.hpp"
+#include "gdn/text/number.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -55,13 +56,7 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
 
 }  // namespace
 
-std::string format_double(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+std::string format_double(double v) { return text::shortest(v); }
 
 double parse_double(std::string_view s, std::string_view what) {
   if (s == "nan") return std::nan("");

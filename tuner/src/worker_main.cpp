@@ -16,13 +16,17 @@ void send(const wire::Message& m) { std::cout << wire::encode(m) << '\n' << std:
 
 }  // namespace
 
-int run_worker(const WorkerOptions& opt, const BackendWrapper& wrap) {
+int run_worker(const WorkerOptions& opt) {
+  return run_worker(opt, [](const WorkerOptions& o) {
+    return o.replay_db.empty() ? make_gpu_backend(o.gpu) : make_replay_backend(o.replay_db, o.replay_sweep);
+  });
+}
+
+int run_worker(const WorkerOptions& opt, const BackendFactory& make_backend) {
   ignore_stop_signals();  // a Ctrl-C or `timeout` reaches the whole group: the coordinator decides
   std::unique_ptr<MeasureBackend> backend;
   try {
-    backend = opt.replay_db.empty() ? make_gpu_backend(opt.gpu)
-                                    : make_replay_backend(opt.replay_db, opt.replay_sweep);
-    if (wrap) backend = wrap(std::move(backend));
+    backend = make_backend(opt);
   } catch (const std::exception& e) {
     wire::Message fatal;
     fatal.verb = "fatal";

@@ -93,6 +93,21 @@ void WorkerPool::run(std::span<const TrialRequest> requests, const OnDone& on_do
     finish(s, std::move(out));
   };
 
+  // Leaving by an exception (a worker that cannot start, a recording error from on_done):
+  // the requests still in flight are abandoned and their workers stopped, so the pool holds no
+  // half-answered request and the caller's stop is not delayed by a running measurement.
+  struct Abandon {
+    WorkerPool& pool;
+    ~Abandon() {
+      for (auto& sp : pool.slots_)
+        if (sp->busy) {
+          sp->busy.reset();
+          if (sp->process) sp->process->kill_and_reap();
+          sp->process.reset();
+        }
+    }
+  } abandon{*this};
+
   while (!pending.empty() || in_flight > 0) {
     for (auto& sp : slots_) {
       Slot& s = *sp;
@@ -126,23 +141,32 @@ void WorkerPool::run(std::span<const TrialRequest> requests, const OnDone& on_do
       bool alive = true;
       if (fds[i].revents != 0) alive = s.process->pump();
       if (auto line = s.process->take_line()) {
+        // Decoding is the worker's responsibility, recording (on_done) the coordinator's: only
+        // a garbled answer replaces the worker. An exception from on_done (a database error)
+        // leaves run() as it is, so it is never blamed on the worker nor counted twice.
+        std::optional<TrialOutput> out;
+        std::string garbled;
         try {
-          auto out = decode_output(wire::decode(*line));
-          if (out.id != s.busy->id)
-            throw std::runtime_error("answer for request " + std::to_string(out.id) +
+          out = decode_output(wire::decode(*line));
+          if (out->id != s.busy->id)
+            throw std::runtime_error("answer for request " + std::to_string(out->id) +
                                      " while request " + std::to_string(s.busy->id) + " was in flight");
-          const bool exiting = out.worker_exiting;
-          finish(s, std::move(out));
-          if (exiting) {  // it said it would exit: reap it now so no request is sent to it
-            s.process->reap(std::chrono::milliseconds(5000));
-            s.process.reset();
-            ++restarts_;
-          }
         } catch (const std::exception& e) {
+          out.reset();
+          garbled = e.what();
+        }
+        if (!out) {
           // A garbled answer means the worker is in an unknown state: replace it.
           lost_worker(s, db::Outcome::Crashed,
-                      std::string("sent a malformed answer (") + e.what() + "); " + s.process->kill_and_reap());
+                      "sent a malformed answer (" + garbled + "); " + s.process->kill_and_reap());
+          continue;
         }
+        if (out->worker_exiting) {  // it said it would exit: reap it now so no request is sent to it
+          s.process->reap(std::chrono::milliseconds(5000));
+          s.process.reset();
+          ++restarts_;
+        }
+        finish(s, std::move(*out));
         continue;
       }
       if (!alive) {

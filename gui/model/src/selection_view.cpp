@@ -52,6 +52,9 @@ ActionResult SelectionView::export_to(const DbSession& session,
     db::ExportOptions options;
     options.sweep_id = sweep_id_;
     options.out_dir = out_dir;
+    // The sweep the user picked, its status on screen: an unfinished one is exported marked
+    // partial (in dispatch.json and the header), as `gdnlab export --allow-partial` does.
+    options.allow_partial = true;
     const db::ExportResult result = db::export_dispatch(session.db(), options);
     return {true, "wrote " + result.json_path.string() + " and " + result.header_path.string() +
                       " (" + std::to_string(result.selection.buckets.size()) + " buckets)"};

@@ -131,7 +131,12 @@ typedef struct gdn_bwd_args {
   const gdn_launch_options* launch; /* optional, as in the forward */
 } gdn_bwd_args;
 
-/* Checks a problem alone (sizes, dtypes, host copy of cu_seqlens). */
+/* Checks a problem alone (sizes, dtypes, host copy of cu_seqlens). gdn_validate_fwd/bwd run
+ * every check gdn_fwd/bwd run before they use the device: the problem, each pointer (NULL,
+ * alignment: 16 bytes for q, k, v, o, d_o, dq, dk, dv, the states and the workspace, the
+ * element size for g, beta, dg, dbeta and cu_seqlens), no output sharing memory with any
+ * other tensor of the call (o == q, ht == h0, dq == dk are refused; inputs may share), and,
+ * with a usable device that cannot read pageable memory, no pointer to ordinary host memory. */
 GDN_API gdn_status gdn_validate_problem(const gdn_problem* p);
 GDN_API gdn_status gdn_validate_fwd(const gdn_problem* p, const gdn_fwd_args* a);
 GDN_API gdn_status gdn_validate_bwd(const gdn_problem* p, const gdn_bwd_args* a);

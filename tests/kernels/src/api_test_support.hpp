@@ -8,13 +8,29 @@
 #include <cstdio>
 #include <string>
 
+#include <cuda_runtime_api.h>
+
 #include "gdn/gdn.h"
 
 namespace gdn::api_test {
 
-// Stand-in device addresses: validation only compares them with NULL, never dereferences.
+// Stand-in device addresses, 16-byte aligned and kSlotBytes apart so that the tensors of the
+// test problems never overlap (validation refuses an output sharing memory). Validation never
+// dereferences them, but with a usable device it asks where they point (host pointers are
+// refused): there they lie inside one real device allocation.
+inline constexpr std::uintptr_t kSlotBytes = std::uintptr_t{4} << 20;  // > every test tensor
+inline constexpr std::uintptr_t kSlots = 128;
 inline void* fake_device_pointer(std::uintptr_t slot) {
-  return reinterpret_cast<void*>(0x10000 + 0x100 * slot);
+  static char* const base = [] {
+    int count = 0;
+    void* memory = nullptr;
+    if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0 &&
+        cudaMalloc(&memory, kSlotBytes * kSlots) == cudaSuccess)
+      return static_cast<char*>(memory);
+    (void)cudaGetLastError();
+    return reinterpret_cast<char*>(std::uintptr_t{1} << 32);  // no device: any aligned address
+  }();
+  return base + kSlotBytes * (slot % kSlots);
 }
 
 // B = 2, T = 256, Hk = 2, Hv = 8, K = V = 128, bf16: valid everywhere.

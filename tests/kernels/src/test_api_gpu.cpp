@@ -76,4 +76,45 @@ TEST_F(DeviceForward, NamesTheVariantItWouldUse) {
   EXPECT_EQ(std::string(name).rfind("gdn_fwd_sm90_", 0), 0u) << name;
 }
 
+// A misaligned pointer reaching a TMA kernel leaves a sticky error that poisons the process:
+// it is refused before any launch, and the context stays usable for the next call.
+TEST_F(DeviceForward, RejectsAMisalignedPointerBeforeLaunchAndStaysUsable) {
+  gdn_fwd_args bad = a_;
+  bad.q = static_cast<const char*>(a_.q) + 2;
+  EXPECT_TRUE(fails_with(gdn_fwd(&p_, &bad, stream_), GDN_ERROR_INVALID_ARGUMENT,
+                         {"gdn_fwd", "a->q", "16-byte aligned", "2 bytes past"}));
+  bad = a_;
+  bad.ht = static_cast<float*>(alloc(2 * 8 * 128 * 128 * 4 + 16)) + 1;
+  EXPECT_TRUE(fails_with(gdn_fwd(&p_, &bad, stream_), GDN_ERROR_INVALID_ARGUMENT, {"a->ht", "4 bytes past"}));
+  EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_EQ(gdn_fwd(&p_, &a_, stream_), GDN_OK) << gdn_last_error();
+  EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+}
+
+TEST_F(DeviceForward, RejectsAnOutputSharingAnInputBeforeLaunch) {
+  gdn_fwd_args bad = a_;
+  bad.o = const_cast<void*>(a_.v);  // same size as o: an in-place call
+  EXPECT_TRUE(fails_with(gdn_fwd(&p_, &bad, stream_), GDN_ERROR_INVALID_ARGUMENT,
+                         {"gdn_fwd", "a->o", "the same address as a->v"}));
+  EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+}
+
+TEST_F(DeviceForward, RejectsAHostPointerBeforeLaunch) {
+  int pageable = 0, device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, device), cudaSuccess);
+  if (pageable) GTEST_SKIP() << "this device reads pageable host memory (HMM/ATS): host pointers are legal here";
+  std::vector<float4> host(kTokens * 2 * 128 * 2 / sizeof(float4));  // 16-byte aligned host memory
+  gdn_fwd_args bad = a_;
+  bad.k = host.data();
+  EXPECT_TRUE(fails_with(gdn_validate_fwd(&p_, &bad), GDN_ERROR_INVALID_ARGUMENT,
+                         {"gdn_validate_fwd", "a->k", "ordinary host memory"}));
+  EXPECT_TRUE(fails_with(gdn_fwd(&p_, &bad, stream_), GDN_ERROR_INVALID_ARGUMENT,
+                         {"gdn_fwd", "a->k", "ordinary host memory"}));
+  EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  EXPECT_EQ(gdn_fwd(&p_, &a_, stream_), GDN_OK) << gdn_last_error();
+  EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+}
+
 }  // namespace

@@ -1,6 +1,8 @@
 // Pointer rules of gdn_validate_fwd / gdn_validate_bwd, and the workspace rules.
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "api_test_support.hpp"
 #include "workspace.hpp"
@@ -154,6 +156,158 @@ TEST(CheckWorkspace, AcceptsEnoughOrLibraryAllocated) {
   EXPECT_EQ(gdn::detail::check_workspace("gdn_fwd", fake_device_pointer(1), 4096, 4096, "v"),
             GDN_OK);
   EXPECT_EQ(gdn::detail::check_workspace("gdn_fwd", nullptr, 0, 1 << 20, "v"), GDN_OK);
+}
+
+// Every pointer, forward and backward, is checked for the alignment its kernels read it with:
+// one byte past it is refused, naming the argument (dq at +1 and q at +2 reached gdn_bwd).
+struct MisalignedCase {
+  const char* argument;
+  size_t offset;      // of the pointer member
+  unsigned align;     // the alignment required
+};
+
+// Fills every optional pointer too, so each one's check runs.
+gdn_fwd_args full_fwd_args() {
+  gdn_fwd_args a = valid_fwd_args();
+  a.h0 = static_cast<const float*>(fake_device_pointer(20));
+  a.ht = static_cast<float*>(fake_device_pointer(21));
+  a.workspace = fake_device_pointer(22);
+  a.workspace_bytes = 4096;
+  return a;
+}
+
+gdn_bwd_args full_bwd_args() {
+  gdn_bwd_args a = valid_bwd_args();
+  a.h0 = static_cast<const float*>(fake_device_pointer(20));
+  a.dht = static_cast<const float*>(fake_device_pointer(21));
+  a.dh0 = static_cast<float*>(fake_device_pointer(23));
+  a.workspace = fake_device_pointer(22);
+  a.workspace_bytes = 4096;
+  return a;
+}
+
+template <typename Args>
+Args shifted_by_one(Args a, size_t offset) {
+  char* ptr = nullptr;
+  std::memcpy(&ptr, reinterpret_cast<char*>(&a) + offset, sizeof ptr);
+  ptr += 1;
+  std::memcpy(reinterpret_cast<char*>(&a) + offset, &ptr, sizeof ptr);
+  return a;
+}
+
+// `good` validates; with the pointer of `c` one byte off it is refused, naming it.
+template <typename Args>
+void expect_misalignment_refused(gdn_status (*validate)(const gdn_problem*, const Args*), const char* where,
+                                 const Args& good, const MisalignedCase& c) {
+  const gdn_problem p = valid_batched_problem();
+  ASSERT_EQ(validate(&p, &good), GDN_OK) << gdn_last_error();
+  const Args a = shifted_by_one(good, c.offset);
+  EXPECT_TRUE(fails_with(validate(&p, &a), GDN_ERROR_INVALID_ARGUMENT,
+                         {where, c.argument, std::to_string(c.align) + "-byte aligned", "1 bytes past"}));
+}
+
+class FwdMisaligned : public ::testing::TestWithParam<MisalignedCase> {};
+TEST_P(FwdMisaligned, IsRejectedNamingTheArgument) {
+  expect_misalignment_refused(gdn_validate_fwd, "gdn_validate_fwd", full_fwd_args(), GetParam());
+}
+INSTANTIATE_TEST_SUITE_P(
+    EachPointer, FwdMisaligned,
+    ::testing::Values(MisalignedCase{"a->q", offsetof(gdn_fwd_args, q), 16},
+                      MisalignedCase{"a->k", offsetof(gdn_fwd_args, k), 16},
+                      MisalignedCase{"a->v", offsetof(gdn_fwd_args, v), 16},
+                      MisalignedCase{"a->g", offsetof(gdn_fwd_args, g), 4},
+                      MisalignedCase{"a->beta", offsetof(gdn_fwd_args, beta), 4},
+                      MisalignedCase{"a->h0", offsetof(gdn_fwd_args, h0), 16},
+                      MisalignedCase{"a->o", offsetof(gdn_fwd_args, o), 16},
+                      MisalignedCase{"a->ht", offsetof(gdn_fwd_args, ht), 16},
+                      MisalignedCase{"a->workspace", offsetof(gdn_fwd_args, workspace), 16}),
+    [](const auto& info) { return std::string(info.param.argument).substr(3); });
+
+class BwdMisaligned : public ::testing::TestWithParam<MisalignedCase> {};
+TEST_P(BwdMisaligned, IsRejectedNamingTheArgument) {
+  expect_misalignment_refused(gdn_validate_bwd, "gdn_validate_bwd", full_bwd_args(), GetParam());
+}
+INSTANTIATE_TEST_SUITE_P(
+    EachPointer, BwdMisaligned,
+    ::testing::Values(MisalignedCase{"a->q", offsetof(gdn_bwd_args, q), 16},
+                      MisalignedCase{"a->k", offsetof(gdn_bwd_args, k), 16},
+                      MisalignedCase{"a->v", offsetof(gdn_bwd_args, v), 16},
+                      MisalignedCase{"a->g", offsetof(gdn_bwd_args, g), 4},
+                      MisalignedCase{"a->beta", offsetof(gdn_bwd_args, beta), 4},
+                      MisalignedCase{"a->h0", offsetof(gdn_bwd_args, h0), 16},
+                      MisalignedCase{"a->d_o", offsetof(gdn_bwd_args, d_o), 16},
+                      MisalignedCase{"a->dht", offsetof(gdn_bwd_args, dht), 16},
+                      MisalignedCase{"a->dq", offsetof(gdn_bwd_args, dq), 16},
+                      MisalignedCase{"a->dk", offsetof(gdn_bwd_args, dk), 16},
+                      MisalignedCase{"a->dv", offsetof(gdn_bwd_args, dv), 16},
+                      MisalignedCase{"a->dg", offsetof(gdn_bwd_args, dg), 4},
+                      MisalignedCase{"a->dbeta", offsetof(gdn_bwd_args, dbeta), 4},
+                      MisalignedCase{"a->dh0", offsetof(gdn_bwd_args, dh0), 16},
+                      MisalignedCase{"a->workspace", offsetof(gdn_bwd_args, workspace), 16}),
+    [](const auto& info) { return std::string(info.param.argument).substr(3); });
+
+TEST(ValidateArgs, ChecksTheAlignmentOfCuSeqlensByItsDtype) {
+  gdn::api_test::PackedProblem packed;
+  const gdn_fwd_args a = valid_fwd_args();
+  ASSERT_EQ(gdn_validate_fwd(&packed.p, &a), GDN_OK) << gdn_last_error();
+  packed.p.cu_seqlens = static_cast<const char*>(packed.p.cu_seqlens) + 2;
+  EXPECT_TRUE(fails_with(gdn_validate_fwd(&packed.p, &a), GDN_ERROR_INVALID_ARGUMENT,
+                         {"p->cu_seqlens", "4-byte aligned", "2 bytes past"}));
+}
+
+TEST(ValidateArgs, Fp16BetaNeedsTwoByteAlignmentOnly) {
+  gdn_problem p = valid_batched_problem();
+  p.beta_dtype = GDN_BF16;
+  gdn_fwd_args a = valid_fwd_args();
+  a.beta = static_cast<const char*>(a.beta) + 2;  // a sliced bf16 beta: fine
+  EXPECT_EQ(gdn_validate_fwd(&p, &a), GDN_OK) << gdn_last_error();
+}
+
+// An output may not share memory with any other tensor of the call; inputs may.
+TEST(ValidateArgs, RejectsOutputsSharingMemory) {
+  const gdn_problem p = valid_batched_problem();
+  gdn_fwd_args fwd = full_fwd_args();
+  fwd.o = const_cast<void*>(fwd.q);
+  EXPECT_TRUE(fails_with(gdn_validate_fwd(&p, &fwd), GDN_ERROR_INVALID_ARGUMENT,
+                         {"gdn_validate_fwd", "a->o", "memory of its own", "the same address as a->q"}));
+  fwd = full_fwd_args();
+  fwd.ht = const_cast<float*>(fwd.h0);
+  EXPECT_TRUE(fails_with(gdn_validate_fwd(&p, &fwd), GDN_ERROR_INVALID_ARGUMENT,
+                         {"a->ht", "the same address as a->h0"}));
+  fwd = full_fwd_args();
+  fwd.o = static_cast<char*>(const_cast<void*>(fwd.v)) + 4096;  // partly over v
+  EXPECT_TRUE(fails_with(gdn_validate_fwd(&p, &fwd), GDN_ERROR_INVALID_ARGUMENT,
+                         {"a->o", "a range overlapping a->v"}));
+  fwd = full_fwd_args();
+  fwd.workspace = fwd.o;
+  EXPECT_TRUE(fails_with(gdn_validate_fwd(&p, &fwd), GDN_ERROR_INVALID_ARGUMENT, {"a->o", "a->workspace"}));
+
+  gdn_bwd_args bwd = full_bwd_args();
+  bwd.dq = bwd.dk;
+  EXPECT_TRUE(fails_with(gdn_validate_bwd(&p, &bwd), GDN_ERROR_INVALID_ARGUMENT,
+                         {"gdn_validate_bwd", "a->dq", "the same address as a->dk"}));
+  bwd = full_bwd_args();
+  bwd.dv = const_cast<void*>(bwd.d_o);
+  EXPECT_TRUE(fails_with(gdn_validate_bwd(&p, &bwd), GDN_ERROR_INVALID_ARGUMENT, {"a->dv", "a->d_o"}));
+
+  fwd = full_fwd_args();
+  fwd.k = fwd.q;  // inputs may share memory (k = q is a legal, if odd, call)
+  EXPECT_EQ(gdn_validate_fwd(&p, &fwd), GDN_OK) << gdn_last_error();
+}
+
+// gdn_validate_fwd runs the checks gdn_fwd runs before the device, environment included.
+TEST(ValidateArgs, ValidateRunsTheEntryPointsEnvironmentCheck) {
+  const gdn_problem p = valid_batched_problem();
+  const gdn_fwd_args fwd = valid_fwd_args();
+  const gdn_bwd_args bwd = valid_bwd_args();
+  ::setenv("GDN_PREPARE_OVERLAP", "sometimes", 1);
+  const gdn_status f = gdn_validate_fwd(&p, &fwd);
+  const std::string fwd_message = gdn_last_error();
+  const gdn_status b = gdn_validate_bwd(&p, &bwd);
+  ::unsetenv("GDN_PREPARE_OVERLAP");
+  EXPECT_EQ(f, GDN_ERROR_INVALID_ARGUMENT) << fwd_message;
+  EXPECT_NE(fwd_message.find("GDN_PREPARE_OVERLAP"), std::string::npos) << fwd_message;
+  EXPECT_EQ(b, GDN_ERROR_INVALID_ARGUMENT);
 }
 
 }  // namespace

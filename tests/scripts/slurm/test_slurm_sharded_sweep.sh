@@ -15,8 +15,9 @@
 # Usage: test_slurm_sharded_sweep.sh GDNLAB BUNDLED_DB
 set -uo pipefail
 
-gdnlab=${1:?usage: test_slurm_sharded_sweep.sh GDNLAB BUNDLED_DB}
-bundled=${2:?usage: test_slurm_sharded_sweep.sh GDNLAB BUNDLED_DB}
+gdnlab=${1:?usage: test_slurm_sharded_sweep.sh GDNLAB BUNDLED_DB FAULT_WORKER}
+bundled=${2:?usage: test_slurm_sharded_sweep.sh GDNLAB BUNDLED_DB FAULT_WORKER}
+fault_worker=${3:?usage: test_slurm_sharded_sweep.sh GDNLAB BUNDLED_DB FAULT_WORKER}
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 submit=$repo/scripts/slurm/submit_sweep.sh
 export PATH=$PATH:/usr/sbin:/sbin
@@ -217,9 +218,10 @@ wait_until 240 job_gone "$merge1" || fail "the merge job $merge1 did not finish 
 compare "$tmp/run1/merged.sqlite" "$tmp/single.sqlite" || fail "run 1: the merged database differs from the one-process replay"
 
 # ---- 2. a shard cancelled mid-run, resubmitted ---------------------------------------------------
-# Slow workers (the worker's test hook) so that a shard is still running when it is cancelled.
+# Slow workers (the test worker's delay hook; gdnlab's own worker has none) so that a shard is
+# still running when it is cancelled.
 out2=$(GDN_TEST_WORKER_DELAY_MS=400 "$submit" --shards 4 --out "$tmp/run2" --gpus-per-task 0 \
-  --gdnlab "$gdnlab" -- "${sweep_args[@]}" 2>&1) || fail "submit_sweep.sh failed: $out2"
+  --gdnlab "$gdnlab" -- "${sweep_args[@]}" --worker-exe "$fault_worker" 2>&1) || fail "submit_sweep.sh failed: $out2"
 echo "$out2"
 array2=$(job_id "array job" "$out2")
 merge2=$(job_id "merge job" "$out2")

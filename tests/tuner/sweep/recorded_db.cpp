@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <random>
+#include <sqlite3.h>
+#include <stdexcept>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +30,43 @@ int run_command(const std::string& command, std::string& output) {
   while (std::fgets(buf.data(), buf.size(), p)) output += buf.data();
   const int status = ::pclose(p);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void exec_sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    throw std::runtime_error("opening '" + path + "': " + why);
+  }
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  const std::string why = err ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  if (rc != SQLITE_OK) throw std::runtime_error("running '" + sql + "' on '" + path + "': " + why);
+}
+
+TmpfsMount::TmpfsMount(const std::string& dir, const std::string& size) : dir_(dir) {
+  std::filesystem::create_directories(dir);
+  std::string out;
+  if (run_command("mount -t tmpfs -o size=" + size + " gdnlab-test " + dir, out) == 0) {
+    mounted_ = true;
+  } else {
+    why_ = "cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN): " + out;
+  }
+}
+
+TmpfsMount::~TmpfsMount() {
+  std::string out;
+  if (mounted_) run_command("umount -l " + dir_, out);
+}
+
+bool TmpfsMount::remount_read_only() {
+  std::string out;
+  const bool ok = run_command("mount -o remount,ro " + dir_, out) == 0;
+  if (!ok) why_ = "cannot remount the tmpfs read-only: " + out;
+  return ok;
 }
 
 namespace {

@@ -40,4 +40,26 @@ std::string temp_dir(const std::string& tag);
 // Runs a command line with /bin/sh, returns its exit status; stdout+stderr go to `output`.
 int run_command(const std::string& command, std::string& output);
 
+// Runs SQL on a database file directly (sqlite3, no gdnlab checks): the tests use it to damage
+// recordings and to install fault triggers. Throws std::runtime_error with SQLite's message.
+void exec_sql(const std::string& path, const std::string& sql);
+
+// A tmpfs of `size` (mount's syntax, e.g. "2m") mounted on `dir` for the fault tests (a disk
+// that fills up, a read-only medium); unmounted by the destructor. mounted() is false, and
+// why() says why, where the machine does not allow mounting (no root, no CAP_SYS_ADMIN).
+class TmpfsMount {
+ public:
+  TmpfsMount(const std::string& dir, const std::string& size);
+  ~TmpfsMount();
+  TmpfsMount(const TmpfsMount&) = delete;
+  TmpfsMount& operator=(const TmpfsMount&) = delete;
+  bool mounted() const { return mounted_; }
+  const std::string& why() const { return why_; }
+  bool remount_read_only();
+
+ private:
+  std::string dir_, why_;
+  bool mounted_ = false;
+};
+
 }  // namespace gdn::tuner::testing

@@ -1,6 +1,7 @@
 // Helpers of the pipeline tests: run gdnlab, read back a results database.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <tuple>
@@ -34,6 +35,16 @@ inline std::vector<db::ResultRow> all_results(const std::string& path, std::int6
   q.sweep_id = sweeps.front().sweep.id;
   if (sweep_id) *sweep_id = q.sweep_id;
   return db::query_results(database, q);
+}
+
+// Results of the first sweep of `path`; 0 while the file is missing or being created.
+inline std::size_t count_results_or_zero(const std::string& path) {
+  if (!std::filesystem::exists(path)) return 0;
+  try {
+    return all_results(path).size();
+  } catch (const std::exception&) {
+    return 0;
+  }
 }
 
 using PairKey = std::pair<std::string, int>;  // (variant name, problem row)

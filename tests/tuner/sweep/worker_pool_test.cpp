@@ -1,6 +1,8 @@
 // The worker pool against tiny shell-script workers: startup failures, deaths, garbled answers.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include "gdn/tuner/worker_pool.hpp"
 
 using namespace gdn::tuner;
@@ -76,4 +78,48 @@ TEST(WorkerPool, SilenceIsATimeout) {
   Outcome got = Outcome::Passed;
   pool.run(reqs, [&](const TrialRequest&, TrialOutput&& o, const RoundTrip&) { got = o.result.outcome; });
   EXPECT_EQ(got, Outcome::Timeout);
+}
+
+// A recording error (on_done throws, as a failed database commit does) leaves run() at once
+// with that error: it is not blamed on the worker (no Crashed answer, no restart) and the pool
+// does not spin. The death-test child has an alarm, so a livelock fails instead of hanging.
+TEST(WorkerPoolDeathTest, ARecordingErrorLeavesRunWithThatError) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        ::alarm(20);
+        TrialOutput answer;  // a well-formed answer to request 1, the first one sent
+        answer.id = 1;
+        answer.result.outcome = Outcome::Passed;
+        const std::string line = wire::encode(encode_output(answer));
+        WorkerPool pool(sh_worker("printf 'ready\\n'; while read line; do printf '%s\\n' '" + line + "'; done"));
+        const auto reqs = requests(3);
+        int calls = 0;
+        try {
+          pool.run(reqs, [&](const TrialRequest&, TrialOutput&&, const RoundTrip&) {
+            ++calls;
+            throw std::runtime_error("database is full");
+          });
+        } catch (const std::runtime_error& e) {
+          const bool ok = std::string(e.what()) == "database is full" && calls == 1 && pool.restarts() == 0;
+          std::_Exit(ok ? 0 : 1);
+        }
+        std::_Exit(2);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+// A worker that dies half-way through writing its answer (no newline) answers Crashed with how
+// it died, and the next request goes to a restarted worker.
+TEST(WorkerPool, AWorkerDyingMidAnswerIsCrashed) {
+  WorkerPool pool(sh_worker("printf 'ready\\n'; read line; printf 'result\\tid=1\\toutco'; kill -9 $$"));
+  const auto reqs = requests(2);
+  std::vector<TrialOutput> outs;
+  pool.run(reqs, [&](const TrialRequest&, TrialOutput&& o, const RoundTrip&) { outs.push_back(std::move(o)); });
+  ASSERT_EQ(outs.size(), 2u);
+  for (const auto& o : outs) {
+    EXPECT_EQ(o.result.outcome, Outcome::Crashed);
+    EXPECT_NE(o.result.message.find("signal 9"), std::string::npos) << o.result.message;
+  }
+  EXPECT_EQ(pool.restarts(), 2);
 }

@@ -83,6 +83,11 @@ class Database {
   // Monotonic counter of committed changes by any connection (PRAGMA data_version plus this
   // connection's total_changes): lets the dashboard refresh only when a sweep wrote.
   std::int64_t change_counter() const;
+  // Leaves WAL mode for a rollback journal when no other connection has the file open, so a
+  // finished database is readable on read-only media (a WAL database needs its -shm file
+  // created next to it even to be read). Returns false, leaving WAL on, when another
+  // connection (a dashboard) has it open; never throws: it is tidying, not a result.
+  bool leave_wal() noexcept;
 
   sqlite3* handle() const { return db_; }
 

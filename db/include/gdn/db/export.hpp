@@ -21,11 +21,15 @@ inline constexpr const char* kDispatchJsonName = "dispatch.json";
 inline constexpr const char* kDispatchHeaderName = "gdn_dispatch_table.hpp";
 
 struct ExportOptions {
-  std::optional<std::int64_t> sweep_id;  // default: latest_sweep_with_passes()
+  std::optional<std::int64_t> sweep_id;  // default: latest_finished_sweep_with_passes()
+  // Accept a sweep that is not finished (interrupted or running): it is exported marked
+  // partial in dispatch.json ("partial": true) and in the header. Without it such a sweep is
+  // refused, and the default is the newest finished sweep.
   std::filesystem::path out_dir;         // created when missing
   // Sweeps whose buckets join the first sweep's (e.g. the backward sweep of the backward
   // anchors beside the forward one): same device; a bucket chosen twice is an error.
   std::vector<std::int64_t> merged_sweeps;
+  bool allow_partial = false;
 };
 struct ExportResult {
   Selection selection;

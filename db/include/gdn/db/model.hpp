@@ -32,6 +32,9 @@ std::vector<SweepSummary> list_sweeps(const Database& db);  // newest first
 SweepSummary sweep_summary(const Database& db, std::int64_t sweep_id);  // DbError::Invalid if absent
 // The newest sweep with at least one Passed result; nullopt when there is none.
 std::optional<std::int64_t> latest_sweep_with_passes(const Database& db);
+// The same among finished sweeps only (an interrupted or running sweep measured part of its
+// space: its winners are not the space's).
+std::optional<std::int64_t> latest_finished_sweep_with_passes(const Database& db);
 
 // ---- one result with its variant and problem ----------------------------------------------
 struct ResultRow {

@@ -65,7 +65,7 @@ struct OracleGap {
 // forward variant passed every problem, or a measured sweep with no Passed forward result.
 // `pass`: the forward's or the backward's entries and problems.
 OracleGap oracle_gap(const Database& db, std::int64_t table_sweep, std::int64_t measured_sweep,
-                     gdn::Pass pass = gdn::Pass::Forward);
+                     gdn::Pass pass = gdn::Pass::Forward, bool allow_partial = false);
 
 // Table: the provenance of both sweeps, one line per row, then the summary lines. CSV: the
 // rows only (a header line, then one line per row). JSON: {"table_sweep", "measured_sweep",

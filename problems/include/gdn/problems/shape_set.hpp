@@ -78,8 +78,12 @@ class ShapeSetError : public std::runtime_error {
 ShapeSet parse_shape_set(std::string_view csv_text, std::string_view set_name,
                          std::string_view source);
 
+// The largest shape-set file read (1 MiB: thousands of rows; the bundled sets are a few KiB).
+inline constexpr std::size_t kMaxShapeSetBytes = std::size_t{1} << 20;
+
 // A name ("smoke") is looked up as <shapes dir>/<name>.csv; anything containing '/' or ending
-// in ".csv" is a path. Throws ShapeSetError when not found (listing the known names) or bad.
+// in ".csv" is a path. Throws ShapeSetError when not found (listing the known names), not a
+// regular file (a directory, a device), larger than kMaxShapeSetBytes, or bad.
 ShapeSet load_shape_set(std::string_view name_or_path);
 
 // $GDN_SHAPES_DIR when set, else the source tree's scripts/shapes (fixed at build time).

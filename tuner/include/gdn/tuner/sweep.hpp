@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include "gdn/db/records.hpp"
@@ -37,8 +38,27 @@ struct SweepOutcome {
   OverheadStats overhead;
 };
 
+// The sweep stopped because of SIGINT or SIGTERM (StopSignals): marked interrupted, resumable.
+class SweepStopped : public std::runtime_error {
+ public:
+  SweepStopped(int signal, const std::string& what) : std::runtime_error(what), signal_(signal) {}
+  int signal() const { return signal_; }
+
+ private:
+  int signal_;
+};
+
+// Committing a result (or the sweep's status) failed: the database's trouble, not the variant's.
+// The sweep is marked interrupted where the database still allows it, and is resumable.
+class RecordingError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Throws std::invalid_argument for bad options (before touching the database),
-// db::DbError for database trouble, std::runtime_error when no worker can be started.
+// db::DbError for database trouble before the sweep starts, RecordingError when a result cannot
+// be committed, SweepStopped after a stop signal, std::runtime_error when no worker can be
+// started.
 SweepOutcome run_sweep(const SweepOptions& options, const SweepEnvironment& env);
 
 std::string format_outcome(const SweepOutcome& o);

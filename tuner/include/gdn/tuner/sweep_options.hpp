@@ -14,6 +14,9 @@
 
 namespace gdn::tuner {
 
+// The longest --timeout / --gate-timeout accepted, in seconds (a week).
+inline constexpr double kMaxTimeoutS = 7 * 24 * 3600.0;
+
 struct SweepOptions {
   std::string space = "default";      // default | all | <file of variant names>
   std::string shapes;                 // shape-set name or CSV file; may be empty with --replay

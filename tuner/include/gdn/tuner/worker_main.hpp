@@ -27,10 +27,13 @@ struct WorkerOptions {
   std::optional<std::int64_t> replay_sweep;
 };
 
-// Wraps the backend the worker made (GPU or replay) before it answers requests.
-using BackendWrapper =
-    std::function<std::unique_ptr<MeasureBackend>(std::unique_ptr<MeasureBackend>)>;
+int run_worker(const WorkerOptions& options);
 
-int run_worker(const WorkerOptions& options, const BackendWrapper& wrap = {});
+// The same loop over a backend made by `make_backend` (may throw: the worker then reports
+// "fatal"). run_worker(options) uses the GPU or the replay backend; the fault tests wrap it in a
+// test backend that injects process and device faults, in a test-only worker executable.
+class MeasureBackend;
+using BackendFactory = std::function<std::unique_ptr<MeasureBackend>(const WorkerOptions&)>;
+int run_worker(const WorkerOptions& options, const BackendFactory& make_backend);
 
 }  // namespace gdn::tuner
