@@ -29,6 +29,7 @@ constexpr FieldRow kFields[] = {
     {{Field::PinPrepareSplit, "pin_prepare_split", "pin split", Integer, true}, "vr.pin_prepare_split"},
     {{Field::PinPrepareHeads, "pin_prepare_heads", "pin heads", Integer, true}, "vr.pin_prepare_heads"},
     {{Field::PinFixupCols, "pin_fixup_cols", "pin fix-up", Integer, true}, "vr.pin_fixup_cols"},
+    {{Field::PinLocalHeads, "pin_local_heads", "pin local heads", Integer, true}, "vr.pin_local_heads"},
     {{Field::ShapeSet, "shape_set", "shape set", Text, false}, "p.shape_set_name"},
     {{Field::RowIndex, "row", "row", Integer, false}, "p.row_index"},
     {{Field::HQk, "h_qk", "Hqk", Integer, false}, "p.h_qk"},
@@ -68,6 +69,7 @@ constexpr FieldRow kFields[] = {
     {{Field::PlanTailPrepareHeads, "plan_tail_prepare_heads", "plan tail heads", Integer, false}, "r.plan_tail_prepare_heads"},
     {{Field::PlanFixupCols, "plan_fixup_cols", "plan fix-up", Integer, false}, "r.plan_fixup_cols"},
     {{Field::PlanBlockV, "plan_block_v", "plan block_v", Integer, false}, "r.plan_block_v"},
+    {{Field::PlanLocalHeads, "plan_local_heads", "plan local heads", Integer, false}, "r.plan_local_heads"},
 };
 
 constexpr bool fields_in_enum_order() {
@@ -76,7 +78,7 @@ constexpr bool fields_in_enum_order() {
   return true;
 }
 static_assert(fields_in_enum_order(), "kFields must list every Field in enum order");
-static_assert(static_cast<std::size_t>(Field::PlanBlockV) + 1 == std::size(kFields));
+static_assert(static_cast<std::size_t>(Field::PlanLocalHeads) + 1 == std::size(kFields));
 
 const std::array<FieldInfo, std::size(kFields)> kInfos = [] {
   std::array<FieldInfo, std::size(kFields)> out{};
@@ -123,6 +125,7 @@ FieldValue field_value(const ResultRow& row, Field f) {
     case Field::PinPrepareSplit: return integer(vr.pins.prepare_split);
     case Field::PinPrepareHeads: return integer(vr.pins.prepare_heads);
     case Field::PinFixupCols: return integer(vr.pins.fixup_cols);
+    case Field::PinLocalHeads: return integer(vr.pins.local_heads);
     case Field::ShapeSet: return text(p.shape_set_name);
     case Field::RowIndex: return integer(p.row_index);
     case Field::HQk: return integer(p.h_qk);
@@ -162,6 +165,7 @@ FieldValue field_value(const ResultRow& row, Field f) {
     case Field::PlanTailPrepareHeads: return opt(r.plan.tail_prepare_heads);
     case Field::PlanFixupCols: return opt(r.plan.fixup_cols);
     case Field::PlanBlockV: return opt(r.plan.block_v);
+    case Field::PlanLocalHeads: return opt(r.plan.local_heads);
   }
   return std::monostate{};
 }

@@ -95,7 +95,7 @@ std::vector<Column> report_columns(const Origins& origins) {
                   Field::SmThroughputPct, Field::MemorySolPct, Field::Registers,
                   Field::SharedBytes, Field::LocalBytes, Field::PlanPrepareOverlap,
                   Field::PlanFirstSegment, Field::PlanPrepareSplitChunk, Field::PlanPrepareHeads,
-                  Field::PlanFixupCols, Field::PlanBlockV})
+                  Field::PlanFixupCols, Field::PlanBlockV, Field::PlanLocalHeads})
     best(f);
   return cols;
 }

@@ -167,6 +167,7 @@ ResultRecord read_result(const Statement& s, int c) {
   r.plan.tail_prepare_heads = s.opt_int(c + 31);
   r.plan.fixup_cols = s.opt_int(c + 32);
   r.plan.block_v = s.opt_int(c + 33);
+  r.plan.local_heads = s.opt_int(c + 34);
   return r;
 }
 

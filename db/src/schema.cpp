@@ -298,6 +298,8 @@ CREATE TABLE variants_v6 (
   pin_prepare_heads    INTEGER NOT NULL DEFAULT -1 CHECK (pin_prepare_heads BETWEEN -1 AND 8
                                                           AND pin_prepare_heads <> 0),
   pin_fixup_cols       INTEGER NOT NULL DEFAULT -1 CHECK (pin_fixup_cols IN (-1, 8, 16, 32)),
+  pin_local_heads      INTEGER NOT NULL DEFAULT -1 CHECK (pin_local_heads BETWEEN -1 AND 8
+                                                          AND pin_local_heads <> 0),
   UNIQUE (name, pass)
 ) STRICT;
 INSERT INTO variants_v6 (id, name, pass, family, block_v, stages, roles, cp_segment_chunks)
@@ -313,6 +315,7 @@ ALTER TABLE results ADD COLUMN plan_prepare_heads INTEGER;
 ALTER TABLE results ADD COLUMN plan_tail_prepare_heads INTEGER;
 ALTER TABLE results ADD COLUMN plan_fixup_cols INTEGER;
 ALTER TABLE results ADD COLUMN plan_block_v INTEGER;
+ALTER TABLE results ADD COLUMN plan_local_heads INTEGER;
 )sql";
 
 // A file of version 2 to 5 opened read-only is read as it is (no migration without write
@@ -322,12 +325,13 @@ constexpr const char* kCompatViewsBefore6 = R"sql(
 CREATE TEMP VIEW variants AS
   SELECT id, name, pass, family, block_v, stages, roles, cp_segment_chunks,
          -1 AS pin_prepare_overlap, -1 AS pin_cp_first_segment, -1 AS pin_prepare_split,
-         -1 AS pin_prepare_heads, -1 AS pin_fixup_cols
+         -1 AS pin_prepare_heads, -1 AS pin_fixup_cols, -1 AS pin_local_heads
   FROM main.variants;
 CREATE TEMP VIEW results AS
   SELECT *, NULL AS plan_cp_segment_chunks, NULL AS plan_prepare_overlap,
          NULL AS plan_first_segment, NULL AS plan_prepare_split_chunk, NULL AS plan_prepare_heads,
-         NULL AS plan_tail_prepare_heads, NULL AS plan_fixup_cols, NULL AS plan_block_v
+         NULL AS plan_tail_prepare_heads, NULL AS plan_fixup_cols, NULL AS plan_block_v,
+         NULL AS plan_local_heads
   FROM main.results;
 )sql";
 

@@ -104,7 +104,7 @@ std::int64_t ResultsWriter::register_variant(const VariantRecord& v) {
     invalid("variant '" + v.name + "': plan pins need schema version 6, the file has " +
             std::to_string(db_.schema_version()));
   Statement insert(db_, has_plans ? "INSERT INTO main.variants (" + std::string(kVariantColumns.substr(4)) +
-                                        ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id"
+                                        ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING id"
                                   : std::string("INSERT INTO main.variants (name, pass, family, block_v, stages, roles, "
                                                 "consumer_regs, cp_segment_chunks, chains_per_cta) VALUES (?1, ?2, "
                                                 "?3, ?4, ?5, ?6, 0, ?7, 1) RETURNING id"));
@@ -269,8 +269,8 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
     int count = 25;
     if (has_plans) {
       columns += ", plan_cp_segment_chunks, plan_prepare_overlap, plan_first_segment, plan_prepare_split_chunk, "
-                 "plan_prepare_heads, plan_tail_prepare_heads, plan_fixup_cols, plan_block_v";
-      count += 8;
+                 "plan_prepare_heads, plan_tail_prepare_heads, plan_fixup_cols, plan_block_v, plan_local_heads";
+      count += 9;
     }
     const int device_column = r.device_id ? ++count : 0;
     if (r.device_id) columns += ", device_id";
@@ -293,7 +293,7 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
       insert.bind(26, plan.cp_segment_chunks).bind(27, plan.prepare_overlap);
       insert.bind(28, plan.first_segment).bind(29, plan.prepare_split_chunk);
       insert.bind(30, plan.prepare_heads).bind(31, plan.tail_prepare_heads);
-      insert.bind(32, plan.fixup_cols).bind(33, plan.block_v);
+      insert.bind(32, plan.fixup_cols).bind(33, plan.block_v).bind(34, plan.local_heads);
     }
     if (r.device_id) insert.bind(device_column, *r.device_id);
     if (!insert.step()) {

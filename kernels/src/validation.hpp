@@ -36,7 +36,7 @@ gdn_status validate_bwd_args(const gdn_problem& p, const gdn_bwd_args* a, const 
                              std::string_view where);
 
 // Everything gdn_fwd / gdn_bwd check before they look at the device, in their order: the
-// problem, the argument pointers and the memory they point to, the environment overrides.
+// problem, the argument pointers and the memory they point to, the launch-plan pins.
 // gdn_validate_fwd / gdn_validate_bwd run exactly these, so a call they accept is refused by
 // the entry point only for the device (none usable) or the workspace size of the variant.
 gdn_status validate_call(const gdn_problem* p, const gdn_fwd_args* a, std::string_view where,

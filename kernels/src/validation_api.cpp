@@ -16,15 +16,13 @@ namespace gdn::detail {
 gdn_status validate_call(const gdn_problem* p, const gdn_fwd_args* a, std::string_view where,
                          ProblemFacts* facts) {
   if (gdn_status s = validate_problem(p, where, facts); s != GDN_OK) return s;
-  if (gdn_status s = validate_fwd_args(*p, a, *facts, where); s != GDN_OK) return s;
-  return validate_environment(where);
+  return validate_fwd_args(*p, a, *facts, where);
 }
 
 gdn_status validate_call(const gdn_problem* p, const gdn_bwd_args* a, std::string_view where,
                          ProblemFacts* facts) {
   if (gdn_status s = validate_problem(p, where, facts); s != GDN_OK) return s;
-  if (gdn_status s = validate_bwd_args(*p, a, *facts, where); s != GDN_OK) return s;
-  return validate_environment(where);
+  return validate_bwd_args(*p, a, *facts, where);
 }
 
 }  // namespace gdn::detail

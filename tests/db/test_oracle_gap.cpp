@@ -199,7 +199,7 @@ TEST_F(OracleGapTwoSweeps, UnfinishedSweepsNeedAllowPartial) {
   EXPECT_NE(refused.find("sweep " + std::to_string(b_sweep) + " is interrupted, not finished"), std::string::npos)
       << refused;
   EXPECT_NE(refused.find("--allow-partial"), std::string::npos) << refused;
-  const OracleGap g = oracle_gap(db, sc.sweep, b_sweep, /*allow_partial=*/true);
+  const OracleGap g = oracle_gap(db, sc.sweep, b_sweep, gdn::Pass::Forward, /*allow_partial=*/true);
   EXPECT_EQ(g.measured_sweep.sweep.status, SweepStatus::Interrupted);
   EXPECT_NE(render_oracle_gap(g, ReportFormat::Table).find("PARTIAL: interrupted"), std::string::npos);
 }

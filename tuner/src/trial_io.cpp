@@ -177,6 +177,7 @@ Message encode_output(const TrialOutput& o) {
   put_opt(m, "plan_tail_heads", r.plan.tail_prepare_heads);
   put_opt(m, "plan_fixup", r.plan.fixup_cols);
   put_opt(m, "plan_block_v", r.plan.block_v);
+  put_opt(m, "plan_local_heads", r.plan.local_heads);
   m.set("samples", o.samples_ms);
   std::vector<double> t;
   for (const auto& s : o.pm_timeline) t.push_back(static_cast<double>(s.t_ns));
@@ -230,6 +231,7 @@ TrialOutput decode_output(const Message& m) {
   r.plan.tail_prepare_heads = get_opt_int(m, "plan_tail_heads");
   r.plan.fixup_cols = get_opt_int(m, "plan_fixup");
   r.plan.block_v = get_opt_int(m, "plan_block_v");
+  r.plan.local_heads = get_opt_int(m, "plan_local_heads");
   o.samples_ms = m.nums("samples");
   const auto n = static_cast<std::size_t>(m.integer("pm_n"));
   o.pm_timeline.resize(n);

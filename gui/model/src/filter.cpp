@@ -20,6 +20,7 @@ constexpr std::pair<std::string_view, db::Field> kAliases[] = {
     {"tokens", db::Field::TotalTokens},
     {"overlap", db::Field::PlanPrepareOverlap}, {"split", db::Field::PlanPrepareSplitChunk},
     {"heads", db::Field::PlanPrepareHeads},     {"fixup", db::Field::PlanFixupCols},
+    {"local_heads", db::Field::PlanLocalHeads},
 };
 
 std::optional<db::Field> resolve_field(std::string_view name) {

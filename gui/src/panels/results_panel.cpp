@@ -26,7 +26,7 @@ bool shown_by_default(db::Field f) {
     // the launch plan each result ran with: the decisions the pins and rules made
     case db::Field::PlanPrepareOverlap: case db::Field::PlanFirstSegment:
     case db::Field::PlanPrepareSplitChunk: case db::Field::PlanPrepareHeads:
-    case db::Field::PlanFixupCols:
+    case db::Field::PlanFixupCols: case db::Field::PlanLocalHeads:
       return true;
     default:
       return false;

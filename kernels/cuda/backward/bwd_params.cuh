@@ -8,9 +8,11 @@
 //      v-head), then the reverse state-gradient chain (dstate_chain.cuh), serial over a
 //      sequence's (or CP segment's) chunks, one CTA per (sequence, v-head, V-block) with dS in
 //      registers: each chunk's end-state gradient dS', dV_new and dv;
-//   3. the local gradients (local_grads.cu), parallel over (chunk, v-head): dq, dk per value
-//      head, dg (reverse chunk-local cumsum fused) and dbeta;
-//   4. the deterministic sum of dq, dk over the value heads of a q/k head.
+//   3. the local gradients (local_grads.cu), parallel over (chunk, group of value heads): one
+//      CTA walks the launch plan's local_heads value heads of one q/k head in order, summing
+//      their dq, dk (dg with its reverse chunk-local cumsum fused, dbeta per head);
+//   4. when local_heads is less than the group (Hv / Hk), the deterministic sum of those
+//      partial dq, dk over the group.
 // Workspace (beyond the forward's tables, gamma and T):
 //   states16  [max_chunks, Hv, V, K] 16-bit  S^T at each chunk's start (transposed: the
 //                                             column-warp loop's register layout)
@@ -19,7 +21,9 @@
 //   xq16      [max_chunks, Hv, K, V] 16-bit  scale Q^T diag(e) dO (the chain's input)
 //   dvnew16   [Ttot, Hv, V]          16-bit  gradient of V_new, and dvnew16_lo its rounding
 //                                             residual (split precision for dAg)
-//   dq_h, dk_h [Ttot, Hv, K]         fp32    per-value-head dq, dk before the group sum
+//   dq_h, dk_h [Ttot, Hv / local_heads, K] fp32  partial dq, dk per group of local_heads value
+//                                             heads (before the group sum; while a CTA walks
+//                                             its heads, its running sum)
 #pragma once
 
 #include "forward/params.cuh"
@@ -64,6 +68,11 @@ struct ChainParams {
 
 struct LocalParams {
   Dims d;
+  int heads_per_cta;  // value heads one CTA walks (a divisor of d.group); == d.group: dq, dk
+                      // are written whole, in the input dtype, and need no group sum
+  const int64_t* chunk_first;
+  const float* h0;   // optional: a sequence's first chunk takes <S, dS'> from it in fp32
+  const float* dht;  // optional: a sequence's last chunk takes <S, dS'> from it in fp32
   const void* q;
   const void* k;
   const void* v;
@@ -77,8 +86,10 @@ struct LocalParams {
   const uint16_t* dstate16;
   const uint16_t* dvnew16;
   const uint16_t* dvnew16_lo;
-  float* dq_h;
+  float* dq_h;  // [Ttot, Hv / heads_per_cta, K]: the running and partial sums
   float* dk_h;
+  void* dq;     // output (input dtype), written when heads_per_cta == d.group
+  void* dk;
   float* dg;
   void* dbeta;
 };

@@ -81,6 +81,7 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   const BwdWorkspace w = carve(carver, d, c);
   const int sms = staged::device_sm_count();
   const int cp = c.cp_segment_chunks;
+  const BackwardPlan plan = plan_backward(c, plan_shape(p), PlanDevice{sms}, a.launch);
 
   // 1. Chunk (and segment) tables, the prepare kernel (gamma; T lower-packed and row-major;
   //    e, f, beta), the forward recompute: each chunk's start state, no output.
@@ -102,7 +103,6 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     prep.ws.gate_ef = w.gate_ef;
     prep.ws.lower_packed16 = true;
     // The prepare grid's heads per CTA: the launch plan's (its rule, or the call's pin).
-    const BackwardPlan plan = plan_backward(c, plan_shape(p), PlanDevice{sms}, a.launch);
     err = staged::launch_prepare(prep, sms, plan.prepare_heads, s);
   }
   fused::FusedParams fp{};
@@ -184,9 +184,15 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.block_v, w.max_segs, kV, s);
   }
 
-  // 3. Local gradients per (chunk, v-head).
+  // 3. Local gradients per (chunk, group of the plan's local_heads value heads).
   LocalParams lp{};
   lp.d = d;
+  lp.heads_per_cta = plan.local_heads;
+  lp.chunk_first = w.chunk_first;
+  lp.h0 = a.h0;
+  lp.dht = a.dht;
+  lp.dq = a.dq;
+  lp.dk = a.dk;
   lp.q = a.q;
   lp.k = a.k;
   lp.v = a.v;
@@ -206,14 +212,19 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   lp.dbeta = a.dbeta;
   if (err == cudaSuccess) err = launch_local_grads(lp, s);
 
-  // 4. dq, dk summed over the value heads of each q/k head, in a fixed order.
-  staged::BwdParams sum{};
-  sum.f.d = d;
-  sum.dq_h = w.dq_h;
-  sum.dk_h = w.dk_h;
-  sum.dq = a.dq;
-  sum.dk = a.dk;
-  if (err == cudaSuccess) err = staged::launch_group_sum(sum, s);
+  // 4. Unless a CTA walked a whole group: dq, dk summed over each q/k head's partial sums (one
+  //    per local_heads value heads), in a fixed order.
+  if (plan.local_heads < d.group) {
+    staged::BwdParams sum{};
+    sum.f.d = d;
+    sum.f.d.Hv = d.Hv / plan.local_heads;
+    sum.f.d.group = d.group / plan.local_heads;
+    sum.dq_h = w.dq_h;
+    sum.dk_h = w.dk_h;
+    sum.dq = a.dq;
+    sum.dk = a.dk;
+    if (err == cudaSuccess) err = staged::launch_group_sum(sum, s);
+  }
   return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
 }
 

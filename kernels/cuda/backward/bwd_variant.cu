@@ -31,8 +31,8 @@ class BackwardVariant final : public Variant {
       << config_.block_v
       << "-column V-block) with dS in registers (4 warps, mma.sync"
       << (config_.cp_segment_chunks ? "; exact CP: transfer pass, fix-up, main pass" : "")
-      << "), local gradients per (chunk, v-head) on the tensor cores (8 warps), deterministic "
-         "GVA sum";
+      << "), local gradients per (chunk, the launch plan's local_heads value heads of one q/k "
+         "head) on the tensor cores (8 warps), dq and dk summed over the heads in a fixed order";
     s << describe_resources("reverse chain", resources());
     return s.str();
   }

@@ -1,12 +1,15 @@
-// The local gradients of the chunked backward: one CTA of 8 warps per (chunk, v-head), on
-// tensor cores (mma.sync m16n8k16, 16-bit operands, fp32 accumulators). Inputs: the chunk's
-// start state S (stored transposed, S^T) and end-state gradient dS' (128 x 128), q, k
-// (64 x 128), v, dO, dV_new and dW' = dv (64 x 128), T (64 x 64), gamma and beta. Warp w owns chunk rows
+// The local gradients of the chunked backward: one CTA of 8 warps per (chunk, group of the
+// launch plan's local_heads value heads of one q/k head, walked in order; q and k stay in shared
+// memory, dq and dk sum over the heads), on tensor cores (mma.sync m16n8k16, 16-bit operands,
+// fp32 accumulators). Inputs per head: the chunk's start state S (stored transposed, S^T) and
+// end-state gradient dS' (128 x 128), v, dO, dV_new and dW' = dv (64 x 128), T (64 x 64), gamma
+// and beta; q, k (64 x 128) once. Warp w owns chunk rows
 // 16 (w % 4) .. +15 and, of a 64 x 128 result, columns 64 (w / 4) .. +63 (of a 64 x 64 one,
 // 32 (w / 4) .. +31). With e = exp(gamma), f = exp(gamma_last - gamma), Gam[i][j] =
 // exp(gamma_i - gamma_j) (i >= j):
 //   A. W' = V - diag(e) K S                       (64 x 128, depth 128) -> shared, in V's place
-//      (its 16-bit high part; the low part joins dV_new's for dAg, in split precision)
+//      (its 16-bit high part; in a short chunk the low part joins dV_new's for dAg, in
+//      split precision)
 //      V_new = (T diag(beta)) W'                  (64 x 128, depth 64) -> shared (recomputed:
 //      cheaper than a store from the recompute, whose fragments hold it transposed)
 //      G1 = dO S^T: dq = scale diag(e) G1, and the row sums (Q o G1) 1 for dgamma

@@ -157,6 +157,18 @@ int fixup_cols_rule(const PlanShape& s, const PlanDevice& d) {
   return cols;
 }
 
+// Value heads per local-gradient CTA (one CTA per SM): the most heads of a group whose CTAs
+// (chunks x Hv / heads) still make kLocalMinWaves waves. A CTA walking more heads loads q and
+// k once and writes dq, dk once (the whole group: in the output dtype, no group-sum launch),
+// but the CTAs get fewer: with fewer than a few waves the last one idles SMs.
+constexpr std::int64_t kLocalMinWaves = 4;
+int local_heads_rule(const PlanShape& s, const PlanDevice& d) {
+  const int group = s.hk > 0 ? s.hv / s.hk : 1;
+  for (int heads = std::min(group, 8); heads > 1; --heads)
+    if (group % heads == 0 && s.max_chunks * (s.hv / heads) >= kLocalMinWaves * d.sm_count) return heads;
+  return 1;
+}
+
 int pin_of(const gdn_launch_options* pins, std::int32_t gdn_launch_options::*member) {
   return pins ? pins->*member : GDN_PLAN_RULE;
 }
@@ -218,6 +230,8 @@ BackwardPlan plan_backward(const KernelConfig& c, const PlanShape& s, const Plan
   plan.prepare_heads = heads_pin != GDN_PLAN_RULE
                            ? heads_pin
                            : prepare_heads_rule(s, kAloneCtasPerSm * std::int64_t(d.sm_count));
+  const int local_pin = pin_of(pins, &gdn_launch_options::local_heads);
+  plan.local_heads = local_pin != GDN_PLAN_RULE ? local_pin : local_heads_rule(s, d);
   return plan;
 }
 
@@ -242,7 +256,7 @@ bool parse_pins_suffix(std::string_view suffix, gdn_launch_options* out, std::st
     std::size_t i = next_field;
     while (i < kPlanFields.size() && !item.starts_with(kPlanFields[i].token)) ++i;
     if (i == kPlanFields.size()) {
-      *error = "'+" + std::string(item) + "' names no plan field after the ones before it (tokens, in order: ov, fs, ps, ph, fx)";
+      *error = "'+" + std::string(item) + "' names no plan field after the ones before it (tokens, in order: ov, fs, ps, ph, fx, lh)";
       return false;
     }
     const PlanField& f = kPlanFields[i];
@@ -272,6 +286,9 @@ std::string check_launch_options(const gdn_launch_options& o, int group) {
   if (o.prepare_heads != GDN_PLAN_RULE && group > 0 && group % o.prepare_heads != 0)
     return "prepare_heads: expected a divisor of Hv / Hk = " + std::to_string(group) +
            " (the heads of a prepare CTA share one k head), got " + std::to_string(o.prepare_heads);
+  if (o.local_heads != GDN_PLAN_RULE && group > 0 && group % o.local_heads != 0)
+    return "local_heads: expected a divisor of Hv / Hk = " + std::to_string(group) +
+           " (the heads of a local-gradient CTA share one q/k head), got " + std::to_string(o.local_heads);
   return "";
 }
 
@@ -284,6 +301,8 @@ bool plan_field_applies(const KernelConfig& c, const PlanField& field) {
   if (field.member == &gdn_launch_options::prepare_split) return column_warps_64(c) && cp;
   if (field.member == &gdn_launch_options::prepare_heads) return true;  // every pass runs a prepare
   if (field.member == &gdn_launch_options::fixup_cols) return c.family == Family::Fused && cp;
+  if (field.member == &gdn_launch_options::local_heads)
+    return c.pass == Pass::Backward && c.family == Family::Fused;
   return false;
 }
 

@@ -60,6 +60,8 @@ struct BackwardPlan {
   int cp_segment_chunks = 0;  // CP segment length in chunks (0: one chain per sequence)
   int block_v = 64;           // V-block width of the reverse pass
   int prepare_heads = 1;      // v-heads per CTA of the recurrence's prepare grid
+  int local_heads = 1;        // v-heads (of one q/k head) one local-gradient CTA walks; the
+                              // group (Hv / Hk): dq, dk summed on chip, no group-sum launch
   friend bool operator==(const BackwardPlan&, const BackwardPlan&) = default;
 };
 
@@ -73,7 +75,7 @@ BackwardPlan plan_backward(const KernelConfig& c, const PlanShape& s, const Plan
 // ---- pins --------------------------------------------------------------------------------
 
 inline constexpr gdn_launch_options kRulePins{GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE,
-                                              GDN_PLAN_RULE, GDN_PLAN_RULE};
+                                              GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE};
 
 // The pinnable fields, in gdn_launch_options order: the lab's plan dimensions, the database's
 // plan columns and the dispatch table's plan object all iterate this list.
@@ -90,7 +92,7 @@ inline constexpr int kOnOff[] = {0, 1};
 inline constexpr int kHeads[] = {1, 2, 3, 4, 5, 6, 7, 8};
 inline constexpr int kFixupCols[] = {8, 16, 32};
 }  // namespace plan_values
-inline constexpr std::array<PlanField, 5> kPlanFields{{
+inline constexpr std::array<PlanField, 6> kPlanFields{{
     {"prepare_overlap", "ov", &gdn_launch_options::prepare_overlap, plan_values::kOverlap,
      "0 (after the prepare kernel), 1 (shared SMs) or 2 (SMs of its own)"},
     {"cp_first_segment", "fs", &gdn_launch_options::cp_first_segment, plan_values::kOnOff,
@@ -101,6 +103,8 @@ inline constexpr std::array<PlanField, 5> kPlanFields{{
      "1 to 8, a divisor of Hv / Hk (value heads per prepare CTA)"},
     {"fixup_cols", "fx", &gdn_launch_options::fixup_cols, plan_values::kFixupCols,
      "8, 16 or 32 (state columns per fix-up CTA)"},
+    {"local_heads", "lh", &gdn_launch_options::local_heads, plan_values::kHeads,
+     "1 to 8, a divisor of Hv / Hk (value heads per local-gradient CTA of the backward)"},
 }};
 const PlanField* find_plan_field(std::string_view name);
 

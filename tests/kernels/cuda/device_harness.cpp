@@ -182,7 +182,8 @@ BwdRun run_backward(const Variant& variant, const DeviceCase& dc, const RunOptio
   const BwdOutputs out(dc, opt.want_dh0);
   DeviceBuffer ws(variant.workspace_bytes(dc.problem));
   ws.poison();
-  const gdn_bwd_args a = bwd_args(dc, out, ws);
+  gdn_bwd_args a = bwd_args(dc, out, ws);
+  a.launch = opt.pins;
   BwdRun r;
   EventTimer timer;
   r.status = variant.run_bwd(dc.problem, a, nullptr);

@@ -69,7 +69,8 @@ struct DeviceCase {
 };
 
 struct RunOptions {
-  bool want_dh0 = true;  // backward: request dh0
+  bool want_dh0 = true;                       // backward: request dh0
+  const gdn_launch_options* pins = nullptr;   // backward: the call's launch-plan pins
 };
 
 // Status of the launch plus the copied-back outputs (after a device synchronisation).

@@ -101,6 +101,7 @@ TEST(EntryPoints, RejectInvalidLaunchOptions) {
       {&gdn_launch_options::prepare_split, -2, "prepare_split", "0 or 1"},
       {&gdn_launch_options::prepare_heads, 0, "prepare_heads", "1 to 8"},
       {&gdn_launch_options::fixup_cols, 12, "fixup_cols", "8, 16 or 32"},
+      {&gdn_launch_options::local_heads, 9, "local_heads", "1 to 8"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -129,6 +130,12 @@ TEST(EntryPoints, RejectPrepareHeadsThatDoNotDivideTheGroup) {
   fwd.launch = &o;
   EXPECT_TRUE(fails_with(gdn_fwd(&p, &fwd, nullptr), GDN_ERROR_INVALID_ARGUMENT,
                          {"gdn_fwd", "a->launch->prepare_heads", "divisor of Hv / Hk"}));
+  gdn_launch_options_init(&o);
+  o.local_heads = 3;
+  gdn_bwd_args bwd = valid_bwd_args();
+  bwd.launch = &o;
+  EXPECT_TRUE(fails_with(gdn_bwd(&p, &bwd, nullptr), GDN_ERROR_INVALID_ARGUMENT,
+                         {"gdn_bwd", "a->launch->local_heads", "divisor of Hv / Hk"}));
 }
 
 // The options start at the rule, and the rule is accepted (the call then fails only for want
@@ -142,6 +149,7 @@ TEST(EntryPoints, LaunchOptionsInitIsTheRule) {
   EXPECT_EQ(o.prepare_split, GDN_PLAN_RULE);
   EXPECT_EQ(o.prepare_heads, GDN_PLAN_RULE);
   EXPECT_EQ(o.fixup_cols, GDN_PLAN_RULE);
+  EXPECT_EQ(o.local_heads, GDN_PLAN_RULE);
   const gdn_problem p = valid_batched_problem();
   EXPECT_EQ(gdn_validate_fwd(&p, nullptr), GDN_ERROR_INVALID_ARGUMENT);
   gdn_fwd_args fwd = valid_fwd_args();

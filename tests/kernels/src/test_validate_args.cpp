@@ -295,19 +295,24 @@ TEST(ValidateArgs, RejectsOutputsSharingMemory) {
   EXPECT_EQ(gdn_validate_fwd(&p, &fwd), GDN_OK) << gdn_last_error();
 }
 
-// gdn_validate_fwd runs the checks gdn_fwd runs before the device, environment included.
-TEST(ValidateArgs, ValidateRunsTheEntryPointsEnvironmentCheck) {
+// gdn_validate_fwd / gdn_validate_bwd run the checks gdn_fwd / gdn_bwd run before the device,
+// the launch-plan pins included; no environment variable is read.
+TEST(ValidateArgs, ValidateRunsTheEntryPointsLaunchPinCheck) {
   const gdn_problem p = valid_batched_problem();
-  const gdn_fwd_args fwd = valid_fwd_args();
-  const gdn_bwd_args bwd = valid_bwd_args();
-  ::setenv("GDN_PREPARE_OVERLAP", "sometimes", 1);
-  const gdn_status f = gdn_validate_fwd(&p, &fwd);
-  const std::string fwd_message = gdn_last_error();
-  const gdn_status b = gdn_validate_bwd(&p, &bwd);
+  gdn_fwd_args fwd = valid_fwd_args();
+  gdn_bwd_args bwd = valid_bwd_args();
+  gdn_launch_options pins{GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE};
+  pins.prepare_overlap = 7;
+  fwd.launch = &pins;
+  bwd.launch = &pins;
+  EXPECT_TRUE(fails_with(gdn_validate_fwd(&p, &fwd), GDN_ERROR_INVALID_ARGUMENT,
+                         {"gdn_validate_fwd", "a->launch->prepare_overlap", "got 7"}));
+  EXPECT_TRUE(fails_with(gdn_validate_bwd(&p, &bwd), GDN_ERROR_INVALID_ARGUMENT,
+                         {"gdn_validate_bwd", "a->launch->prepare_overlap"}));
+  ::setenv("GDN_PREPARE_OVERLAP", "sometimes", 1);  // once an override; now without effect
+  pins.prepare_overlap = GDN_PLAN_RULE;
+  EXPECT_EQ(gdn_validate_fwd(&p, &fwd), GDN_OK) << gdn_last_error();
   ::unsetenv("GDN_PREPARE_OVERLAP");
-  EXPECT_EQ(f, GDN_ERROR_INVALID_ARGUMENT) << fwd_message;
-  EXPECT_NE(fwd_message.find("GDN_PREPARE_OVERLAP"), std::string::npos) << fwd_message;
-  EXPECT_EQ(b, GDN_ERROR_INVALID_ARGUMENT);
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ struct ResultRow {
 enum class Field : std::uint8_t {
   // variant (config and plan pins: the sweep's dimensions)
   VariantName, Pass, Family, BlockV, Stages, Roles, CpSegmentChunks, PinPrepareOverlap,
-  PinCpFirstSegment, PinPrepareSplit, PinPrepareHeads, PinFixupCols,
+  PinCpFirstSegment, PinPrepareSplit, PinPrepareHeads, PinFixupCols, PinLocalHeads,
   // problem
   ShapeSet, RowIndex, HQk, HV, K, V, DType, Batch, NumSeqs, TotalTokens, MaxSeqlen,
   // result
@@ -56,7 +56,7 @@ enum class Field : std::uint8_t {
   SmThroughputPct, MemorySolPct, GpcClockHz, Registers, SharedBytes, LocalBytes,
   // the launch plan the result ran with
   PlanCpSegmentChunks, PlanPrepareOverlap, PlanFirstSegment, PlanPrepareSplitChunk,
-  PlanPrepareHeads, PlanTailPrepareHeads, PlanFixupCols, PlanBlockV,
+  PlanPrepareHeads, PlanTailPrepareHeads, PlanFixupCols, PlanBlockV, PlanLocalHeads,
 };
 enum class FieldKind : std::uint8_t { Integer, Real, Text };
 struct FieldInfo {

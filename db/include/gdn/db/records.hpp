@@ -97,6 +97,7 @@ struct PlanRecord {
   std::optional<int> tail_prepare_heads;
   std::optional<int> fixup_cols;           // 0: no CP
   std::optional<int> block_v;              // the backward's V-block
+  std::optional<int> local_heads;          // the backward's value heads per local-gradient CTA
   friend bool operator==(const PlanRecord&, const PlanRecord&) = default;
 };
 inline PlanRecord plan_record(const gdn::ForwardPlan& p) {
@@ -115,6 +116,7 @@ inline PlanRecord plan_record(const gdn::BackwardPlan& p) {
   r.cp_segment_chunks = p.cp_segment_chunks;
   r.prepare_heads = p.prepare_heads;
   r.block_v = p.block_v;
+  r.local_heads = p.local_heads;
   return r;
 }
 

@@ -4,6 +4,7 @@
 // slices. Outputs are poisoned before each run; reruns must be bit-identical (no atomics).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <future>
 
@@ -73,6 +74,52 @@ TEST_F(Backward, EdgeSetMatchesOracle) {
     });
   }
   worst.print("EdgeSetMatchesOracle");
+}
+
+// Local-gradient CTAs that walk several value heads (the plan's local_heads, pinned to every
+// divisor of the group): the edge set's grouped cases against the oracle, and the whole group
+// bit-identical to one head per CTA (the same fp32 sums in the same order, then one rounding).
+TEST_F(Backward, LocalHeadWalksMatchOracleAndOneHeadPerCta) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_note(seed));
+  WorstErrors worst;
+  std::vector<ShapeCase> shapes;
+  for (const ShapeCase& s : edge_cases(128, 128))
+    if (s.shape.Hv / s.shape.Hk > 1) shapes.push_back(s);
+  ASSERT_FALSE(shapes.empty());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    CaseOptions copt;
+    copt.with_h0 = shapes[i].with_h0;
+    copt.with_dht = shapes[i].with_dht;
+    const RandomCase c = make_random_case(shapes[i].shape, derive_seed(seed, i), copt);
+    const ref::BwdOutputs r = ref::oracle_backward(c.shape, c.inputs, c.grads);
+    const DeviceCase dc(c, i % 2 == 0);
+    const int group = c.shape.Hv / c.shape.Hk;
+    for (const Variant* v : variants_) {
+      gdn_launch_options one;
+      gdn_launch_options_init(&one);
+      one.local_heads = 1;
+      RunOptions opt;
+      opt.pins = &one;
+      const BwdRun single = run_backward(*v, dc, opt);
+      ASSERT_EQ(single.status, GDN_OK) << v->name();
+      for (int heads = 2; heads <= std::min(group, 8); ++heads) {
+        if (group % heads != 0) continue;
+        SCOPED_TRACE(v->name() + " on " + shapes[i].name + " (" + describe(c.shape) + "), local_heads " +
+                     std::to_string(heads));
+        gdn_launch_options walk = one;
+        walk.local_heads = heads;
+        opt.pins = &walk;
+        const BwdRun got = run_backward(*v, dc, opt);
+        ASSERT_EQ(got.status, GDN_OK);
+        const CheckReport rep = check_backward(c, r, got.out);
+        EXPECT_TRUE(rep.passed()) << rep.summary();
+        worst.note(rep);
+        if (heads == group) EXPECT_TRUE(same_bits(single.out, got.out)) << "the whole group differs from one head per CTA";
+      }
+    }
+  }
+  worst.print("LocalHeadWalksMatchOracleAndOneHeadPerCta");
 }
 
 // Gates and write strengths at their extremes: beta exactly 0 and 1 on every third token each,

@@ -244,6 +244,30 @@ TEST(LaunchPlan, TheBackwardPlanCarriesTheConfigsSegmentsAndVBlock) {
   EXPECT_EQ(plan_backward(c, PlanShape{1, 512, 8, 2}, PlanDevice{132}, &two_heads).prepare_heads, 2);
 }
 
+// Local-gradient CTAs walk the most heads of a group that still leave 4 waves of CTAs (one per
+// SM); a pin overrides the rule.
+TEST(LaunchPlan, LocalHeadsWalkTheGroupWhileTheCtasFillFourWaves) {
+  KernelConfig c;
+  c.pass = Pass::Backward;
+  c.family = Family::Fused;
+  c.block_v = 32;
+  const PlanDevice h200{132};
+  // 16/32 heads (group 2), 1 x 32768 tokens: 512 chunks x 16 CTAs per chunk fill the waves.
+  EXPECT_EQ(plan_backward(c, PlanShape{1, 512, 32, 16}, h200).local_heads, 2);
+  // 2/16 heads (group 8): at 512 chunks the whole group (1024 CTAs >= 4 x 132); at 256 chunks
+  // 8 heads leave 512 CTAs, 4 heads 1024.
+  EXPECT_EQ(plan_backward(c, PlanShape{1, 512, 16, 2}, h200).local_heads, 8);
+  EXPECT_EQ(plan_backward(c, PlanShape{1, 256, 16, 2}, h200).local_heads, 4);
+  // One short sequence: too few chunks for any walk.
+  EXPECT_EQ(plan_backward(c, PlanShape{1, 16, 8, 2}, h200).local_heads, 1);
+  // Group 1: nothing to walk.
+  EXPECT_EQ(plan_backward(c, PlanShape{1, 512, 16, 16}, h200).local_heads, 1);
+  const gdn_launch_options one = pin(&gdn_launch_options::local_heads, 1);
+  EXPECT_EQ(plan_backward(c, PlanShape{1, 512, 32, 16}, h200, &one).local_heads, 1);
+  EXPECT_TRUE(plan_field_applies(c, *find_plan_field("local_heads")));
+  EXPECT_FALSE(plan_field_applies(column_warps(64, 0), *find_plan_field("local_heads")));
+}
+
 TEST(LaunchPlan, ShapeOfAProblem) {
   gdn_problem p;
   gdn_problem_init(&p, 2, 100, 2, 8, 128, 128);
@@ -264,10 +288,11 @@ TEST(LaunchPins, SuffixRoundTripsAndNamesEveryPinnedField) {
   o.prepare_overlap = 2;
   o.prepare_heads = 4;
   o.fixup_cols = 16;
-  EXPECT_EQ(pins_suffix(o), "+ov2+ph4+fx16");
+  o.local_heads = 2;
+  EXPECT_EQ(pins_suffix(o), "+ov2+ph4+fx16+lh2");
   gdn_launch_options back{};
   std::string error;
-  ASSERT_TRUE(parse_pins_suffix("+ov2+ph4+fx16", &back, &error)) << error;
+  ASSERT_TRUE(parse_pins_suffix("+ov2+ph4+fx16+lh2", &back, &error)) << error;
   EXPECT_TRUE(same_pins(back, o));
   ASSERT_TRUE(parse_pins_suffix("", &back, &error));
   EXPECT_TRUE(all_rule(back));
@@ -288,6 +313,9 @@ TEST(LaunchPins, ChecksNameTheFieldAndTheValue) {
   EXPECT_EQ(check_launch_options(pin(&gdn_launch_options::prepare_heads, 2), 4), "");
   const std::string bad_heads = check_launch_options(pin(&gdn_launch_options::prepare_heads, 3), 4);
   EXPECT_NE(bad_heads.find("divisor of Hv / Hk = 4"), std::string::npos) << bad_heads;
+  EXPECT_EQ(check_launch_options(pin(&gdn_launch_options::local_heads, 4), 4), "");
+  const std::string bad_local = check_launch_options(pin(&gdn_launch_options::local_heads, 3), 4);
+  EXPECT_NE(bad_local.find("local_heads: expected a divisor of Hv / Hk = 4"), std::string::npos) << bad_local;
 }
 
 TEST(LaunchPins, FieldsApplyWhereTheirMechanismExists) {
