@@ -11,11 +11,12 @@
 #                        validate,bench-fwd,bench-bwd,bench-train (default: all but tune,
 #                        tune-bwd and validate). bench-train times a training step (forward +
 #                        backward) on the backward rows.
-#                        tune: the forward anchor sweep of the fused variants with their launch-
-#                        plan candidates (--tune-plans) into tuning.sqlite, and the exported
-#                        dispatch table (table.tar.gz); tune-bwd: the backward anchor sweep of
-#                        the backward variants with theirs into the same database, and the table
-#                        exported again with both passes (export --merge-sweep); validate: a
+#                        tune: the forward anchor sweep of the candidates (variants with
+#                        launch-plan pins) in scripts/spaces/anchors_fwd.txt into tuning.sqlite,
+#                        and the exported dispatch table (table.tar.gz); tune-bwd: the backward
+#                        anchor sweep of scripts/spaces/anchors_bwd.txt into the same database,
+#                        and the table exported again with both passes (export --merge-sweep);
+#                        validate: a
 #                        second, independent forward sweep of the same shapes into the same
 #                        database and the oracle gap of the table (gdnlab gap). Pass the
 #                        database back with --tune-db.
@@ -35,8 +36,9 @@
 #                        a resumed sweep may use other GPUs than it started on.
 #   --sweep-metrics SET  CUPTI counters of the tune sweep: none | basic | full (default basic;
 #                        none times only, about 5x faster).
-#   --tune-plans SPACE   launch-plan candidates per variant in tune and tune-bwd: rule | axes |
-#                        grid (default axes: each plan field pinned alone at each value).
+#   --tune-plans SPACE   launch-plan candidates added per listed candidate in tune and tune-bwd:
+#                        rule | axes | grid (default rule: the lists' pins only; axes: each plan
+#                        field pinned alone at each value).
 #   --tune-strategy S    strategy of tune and tune-bwd: exhaustive | halving (default halving:
 #                        cheap rungs rank the plan candidates, the best third get the full
 #                        protocol).
@@ -54,7 +56,7 @@ die() { echo "gpu_check: $*" >&2; exit 2; }
 ALL_STAGES="resources,tests,sweep,tune,tune-bwd,validate,bench-fwd,bench-bwd,bench-train"
 stages="resources,tests,sweep,bench-fwd,bench-bwd,bench-train" build_dir="" bench_budget=400
 fwd_resume="" bwd_resume="" train_resume="" bench_args="" tune_db="" sweep_gpus=0
-sweep_metrics=basic tune_plans=axes tune_strategy=halving wheels=.whl outdir="" pack=""
+sweep_metrics=basic tune_plans=rule tune_strategy=halving wheels=.whl outdir="" pack=""
 while (($#)); do
   case "$1" in
     -h|--help) usage; exit 0 ;;
@@ -252,9 +254,10 @@ anchor_sweep() {  # database, metrics (basic: SM utilisation; none: timing only)
     --warmup 3 --min-samples 10 --max-samples 40 --target-spread 0.02 --time-cap-ms 1000
 }
 
-# The tuning sweeps: a pass's anchors, its variants, each with its launch-plan candidates.
-plan_sweep() {  # database, shapes, variant globs, [--resume]
-  "$gdnlab" sweep --space default --shapes "$2" --variants "$3" --plans "$tune_plans" \
+# The tuning sweeps: a pass's anchors, its candidates (a space file), each with its launch-plan
+# candidates.
+plan_sweep() {  # database, shapes, space file, [--resume]
+  "$gdnlab" sweep --space "$3" --shapes "$2" --plans "$tune_plans" \
     --strategy "$tune_strategy" --metrics "$sweep_metrics" --no-progress --db "$1" ${4:+"$4"} \
     --gpus "$sweep_gpus" --warmup 3 --min-samples 10 --max-samples 40 --target-spread 0.02 \
     --time-cap-ms 1000
@@ -288,7 +291,7 @@ export_table() {
   tar -czf "$outdir/table.tar.gz" -C "$outdir" table && rm -rf "$outdir/table"
 }
 
-tune_pass() {  # shapes, variant globs
+tune_pass() {  # shapes, space file
   gdnlab=$(find_gdnlab)
   [[ -n $gdnlab ]] || { echo "no gdnlab executable in $build_dir"; return 3; }
   take_tune_db || return 2
@@ -301,10 +304,10 @@ tune_pass() {  # shapes, variant globs
 
 tune() {
   [[ -n $tune_db ]] || rm -f "$outdir/tuning.sqlite"
-  tune_pass fwd_anchors 'gdn_fwd_sm90_fused*'
+  tune_pass fwd_anchors scripts/spaces/anchors_fwd.txt
 }
 
-tune_bwd() { tune_pass bwd_anchors 'gdn_bwd_*'; }
+tune_bwd() { tune_pass bwd_anchors scripts/spaces/anchors_bwd.txt; }
 
 validate() {
   gdnlab=$(find_gdnlab)

@@ -255,7 +255,14 @@ ExportResult export_dispatch(const Database& db, const ExportOptions& options) {
   check_sweep_results(db, sweep_id);
   ExportResult result;
   result.selection = select_winners(db, sweep_id);
-  for (std::int64_t id : options.merged_sweeps) merge_sweep(result.selection, select_winners(db, id));
+  for (std::int64_t id : options.merged_sweeps) {
+    Selection merged = select_winners(db, id);
+    if (is_partial(merged.sweep) && !options.allow_partial)
+      throw DbError(DbError::Kind::Invalid, "export --merge-sweep " + std::to_string(id) + ": " +
+                                                partial_note(merged.sweep) +
+                                                "; resume it, or pass --allow-partial to export it marked partial");
+    merge_sweep(result.selection, std::move(merged));
+  }
   const Selection& sel = result.selection;
   if (sel.sweep.count(Outcome::Passed) == 0)
     throw DbError(DbError::Kind::Invalid, "export: sweep " + std::to_string(sweep_id) +

@@ -36,6 +36,14 @@ using fused::kC;
 using fused::kK;
 using fused::kV;
 
+// dAg = dV_new W'^T in split precision (the chain writes dV_new's rounding residual, the local
+// kernel W''s) only in a chunk of fewer than kSplitDagRows rows: there a dbeta is a sum of few
+// dot products of dV_new and W' rows (the last row's, one), and a whole problem's dbeta may be
+// nothing else (a one-token sequence: one element, whose rounding shows in full against the
+// oracle). In a full chunk the two extra products and the residual's traffic buy nothing the
+// relative error over the chunk's rows would show.
+inline constexpr int kSplitDagRows = 16;
+
 struct ChainParams {
   Dims d;
   const void* k;
@@ -51,7 +59,8 @@ struct ChainParams {
   const uint16_t* t16;
   uint16_t* dstate16;
   uint16_t* dvnew16;
-  uint16_t* dvnew16_lo;  // dV_new - its 16-bit rounding, 16-bit (dAg's split precision)
+  uint16_t* dvnew16_lo;  // dV_new - its 16-bit rounding, 16-bit, in chunks of fewer than
+                         // kSplitDagRows rows (dAg in split precision)
   // Exact CP (segs != nullptr): the reverse chain runs per segment. Pass 1 (transition) walks
   // every segment but a sequence's first over the augmented gradient [M | N] (2K columns,
   // grid.z spans both): M from the identity without dO, N from zero (from dht on a sequence's

@@ -131,7 +131,7 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     if (err == cudaSuccess)
       err = fused::launch_chunk_loop_cw<kRecomputeBlockV>(fp, static_cast<unsigned>(w.max_segs), s);
     if (err == cudaSuccess)
-      err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, sms, s);
+      err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, plan.fixup_cols, s);
     fp.mode = fused::Mode::Output;
   }
   fp.chunk_states = w.states16;
@@ -179,7 +179,7 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     if (err == cudaSuccess)
       err = launch_dstate_chain(cp_params, c.block_v, w.max_segs, 2 * kV, s);
     if (err == cudaSuccess)
-      err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, sms, s);
+      err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, plan.fixup_cols, s);
     cp_params.transition = false;
     if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.block_v, w.max_segs, kV, s);
   }

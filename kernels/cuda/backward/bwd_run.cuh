@@ -8,7 +8,7 @@ namespace gdn::bwd {
 
 // V-block widths of the reverse chain: 32 columns (at 64, its dS, the prefetched inputs and the
 // products' fragments exceed the 255 registers a thread can have and spill).
-inline constexpr int kChainBlockV[] = {32};
+inline constexpr int kChainBlockV[] = {16, 32};
 
 size_t bwd_workspace_bytes(const gdn_problem& p, const KernelConfig& c);
 // Arguments are validated by the caller; a.workspace holds bwd_workspace_bytes(p, c) bytes.

@@ -79,8 +79,8 @@ Implementable backward_config_built(const KernelConfig& c) {
   bool width = false;
   for (int bv : kChainBlockV) width = width || bv == c.block_v;
   if (!width)
-    return {false, "block_v: the chunked backward's reverse chain is compiled for 32 columns, "
-                   "not " + std::to_string(c.block_v)};
+    return {false, "block_v: the chunked backward's reverse chain is compiled for 16 and 32 "
+                   "columns, not " + std::to_string(c.block_v)};
   if (c.roles != WarpRoles::Cooperative || c.stages != 2)
     return {false, "roles, stages: the chunked backward runs cooperative warps over a 2-stage "
                    "ring, one chain per CTA"};

@@ -30,6 +30,7 @@ cudaError_t launch_bv(const ChainParams& p, int64_t items, int state_cols, cudaS
 cudaError_t launch_dstate_chain(const ChainParams& p, int block_v, int64_t items, int state_cols,
                                 cudaStream_t stream) {
   switch (block_v) {
+    case 16: return launch_bv<16>(p, items, state_cols, stream);
     case 32: return launch_bv<32>(p, items, state_cols, stream);
     default: return cudaErrorInvalidValue;
   }
@@ -37,6 +38,9 @@ cudaError_t launch_dstate_chain(const ChainParams& p, int block_v, int64_t items
 
 const void* chain_symbol(int block_v, bool bf16) {
   switch (block_v) {
+    case 16:
+      return bf16 ? reinterpret_cast<const void*>(dstate_chain_kernel<16, __nv_bfloat16>)
+                  : reinterpret_cast<const void*>(dstate_chain_kernel<16, __half>);
     case 32:
       return bf16 ? reinterpret_cast<const void*>(dstate_chain_kernel<32, __nv_bfloat16>)
                   : reinterpret_cast<const void*>(dstate_chain_kernel<32, __half>);
@@ -46,6 +50,7 @@ const void* chain_symbol(int block_v, bool bf16) {
 
 size_t chain_smem_bytes(int block_v) {
   switch (block_v) {
+    case 16: return ChainSmem<16>::bytes();
     case 32: return ChainSmem<32>::bytes();
     default: return 0;
   }

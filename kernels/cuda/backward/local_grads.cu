@@ -137,8 +137,6 @@ __device__ __forceinline__ void rows_minus_columns(const float* m, float* out) {
   if (part == 0) out[r] = kAccumulate ? out[r] + acc : acc;
 }
 
-constexpr int kSplitDagRows = 16;
-
 template <class Elem>
 __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalParams p) {
   using Ops = fused::ElemOps<Elem>;
@@ -151,12 +149,7 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
   const int kh = slot * heads / d.group;
   const bool first_chunk = chunk == p.chunk_first[ci.seq];
   const bool last_chunk = chunk + 1 == p.chunk_first[ci.seq + 1];
-  // dAg in split precision only in a chunk of fewer than kSplitDagRows rows: there a dbeta is a
-  // sum of few dot products of dV_new and W' rows (the last row's, one), and a whole problem's
-  // dbeta may be nothing else (a one-token sequence: one element, whose rounding shows in
-  // full against the oracle). In a full chunk the two extra products and the low halves'
-  // traffic buy nothing the relative error over the chunk's rows would show.
-  const bool split_dag = ci.len < kSplitDagRows;
+  const bool split_dag = ci.len < kSplitDagRows;  // bwd_params.cuh
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int rm = 16 * (warp % 4), wc = warp / 4, cn = 64 * wc, cq = 32 * wc;
   extern __shared__ __align__(128) char smem_raw[];

@@ -230,6 +230,10 @@ BackwardPlan plan_backward(const KernelConfig& c, const PlanShape& s, const Plan
   plan.prepare_heads = heads_pin != GDN_PLAN_RULE
                            ? heads_pin
                            : prepare_heads_rule(s, kAloneCtasPerSm * std::int64_t(d.sm_count));
+  if (c.cp_segment_chunks > 0) {
+    const int fixup_pin = pin_of(pins, &gdn_launch_options::fixup_cols);
+    plan.fixup_cols = fixup_pin != GDN_PLAN_RULE ? fixup_pin : fixup_cols_rule(s, d);
+  }
   const int local_pin = pin_of(pins, &gdn_launch_options::local_heads);
   plan.local_heads = local_pin != GDN_PLAN_RULE ? local_pin : local_heads_rule(s, d);
   return plan;

@@ -91,7 +91,8 @@ typedef struct gdn_launch_options {
   int32_t prepare_split;    /* forward, CP, one sequence: 1 = the prepare kernel's last-segment
                                chunks run as a second grid beside CP pass 1, 0 = not */
   int32_t prepare_heads;    /* forward: value heads per prepare CTA, 1 .. 8 dividing Hv / Hk */
-  int32_t fixup_cols;       /* forward, CP: state columns per fix-up CTA, 8, 16 or 32 */
+  int32_t fixup_cols;       /* CP (forward, and the backward's two fix-ups): state columns
+                               per fix-up CTA, 8, 16 or 32 */
   int32_t local_heads;      /* backward: value heads per local-gradient CTA, 1 .. 8 dividing
                                Hv / Hk; Hv / Hk sums dq, dk over the group on chip */
 } gdn_launch_options;

@@ -60,6 +60,8 @@ struct BackwardPlan {
   int cp_segment_chunks = 0;  // CP segment length in chunks (0: one chain per sequence)
   int block_v = 64;           // V-block width of the reverse pass
   int prepare_heads = 1;      // v-heads per CTA of the recurrence's prepare grid
+  int fixup_cols = 0;         // state columns per CP fix-up CTA (8, 16, 32), both fix-ups (the
+                              // forward recompute's and the reverse chain's); 0 without CP
   int local_heads = 1;        // v-heads (of one q/k head) one local-gradient CTA walks; the
                               // group (Hv / Hk): dq, dk summed on chip, no group-sum launch
   friend bool operator==(const BackwardPlan&, const BackwardPlan&) = default;

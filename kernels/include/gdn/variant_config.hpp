@@ -38,7 +38,7 @@ enum class WarpRoles : std::uint8_t { Cooperative = 0, ProducerConsumer = 1, Col
 struct KernelConfig {
   Pass pass = Pass::Forward;
   Family family = Family::Staged;
-  int block_v = 64;            // V columns per CTA: 32 | 64 | 128
+  int block_v = 64;            // V columns per CTA: 32 | 64 | 128 (16: the chunked backward)
   int stages = 2;              // shared-memory ring depth: 2 | 3 (fused only)
   WarpRoles roles = WarpRoles::Cooperative;
   int cp_segment_chunks = 0;   // exact context parallelism: segment length in chunks, 0 = off
@@ -58,8 +58,10 @@ constexpr bool is_power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
 // The one validity predicate. Used by static_assert in kernels, by the generator before
 // instantiation, and by can_implement at run time (which adds problem-dependent checks).
 constexpr ConfigCheck check_config(const KernelConfig& c) {
-  if (c.block_v != 32 && c.block_v != 64 && c.block_v != 128)
-    return {false, "block_v must be 32, 64 or 128"};
+  // 16 columns only for the chunked backward, whose reverse chain is its only V-blocked kernel.
+  const bool chain_16 = c.pass == Pass::Backward && c.family == Family::Fused && c.block_v == 16;
+  if (!chain_16 && c.block_v != 32 && c.block_v != 64 && c.block_v != 128)
+    return {false, "block_v must be 32, 64 or 128 (16: the chunked backward only)"};
   if (c.stages != 2 && c.stages != 3) return {false, "stages must be 2 or 3"};
   if (c.cp_segment_chunks != 0 &&
       (!is_power_of_two(c.cp_segment_chunks) || c.cp_segment_chunks < 4 ||

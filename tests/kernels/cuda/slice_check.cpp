@@ -88,20 +88,21 @@ CheckReport check_backward_slice(const RandomCase& c, const SlicedReference& r,
   return rep;
 }
 
-void WorstErrors::note(const CheckReport& r) {
+void WorstErrors::note(const CheckReport& r, const std::string& where) {
   for (const OutputCheck& c : r.outputs) {
     const std::string name = c.name.substr(0, c.name.find('['));
-    auto it = std::find_if(worst_.begin(), worst_.end(), [&](const auto& w) { return w.first == name; });
+    auto it = std::find_if(worst_.begin(), worst_.end(), [&](const Worst& w) { return w.output == name; });
     if (it == worst_.end())
-      worst_.emplace_back(name, c.rel_rms);
-    else if (!(c.rel_rms <= it->second))  // NaN sticks
-      it->second = c.rel_rms;
+      worst_.push_back({name, c.rel_rms, where});
+    else if (!(c.rel_rms <= it->rel_rms))  // NaN sticks
+      *it = {name, c.rel_rms, where};
   }
 }
 
 void WorstErrors::print(const std::string& title) const {
   std::printf("%s worst rel RMS:", title.c_str());
-  for (const auto& [name, err] : worst_) std::printf(" %s %.2e", name.c_str(), err);
+  for (const Worst& w : worst_)
+    std::printf(w.where.empty() ? " %s %.2e" : " %s %.2e (%s)", w.output.c_str(), w.rel_rms, w.where.c_str());
   std::printf("\n");
 }
 

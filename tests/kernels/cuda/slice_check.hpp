@@ -32,11 +32,17 @@ CheckReport check_backward_slice(const RandomCase& c, const SlicedReference& r,
 // of a test so a passing run still shows its margins.
 class WorstErrors {
  public:
-  void note(const CheckReport& r);
+  // where: the case's label, printed beside the output's worst error (empty: none).
+  void note(const CheckReport& r, const std::string& where = "");
   void print(const std::string& title) const;
 
  private:
-  std::vector<std::pair<std::string, double>> worst_;
+  struct Worst {
+    std::string output;
+    double rel_rms;
+    std::string where;
+  };
+  std::vector<Worst> worst_;
 };
 
 // Bit-identical reruns (determinism).

@@ -301,7 +301,8 @@ TEST(ValidateArgs, ValidateRunsTheEntryPointsLaunchPinCheck) {
   const gdn_problem p = valid_batched_problem();
   gdn_fwd_args fwd = valid_fwd_args();
   gdn_bwd_args bwd = valid_bwd_args();
-  gdn_launch_options pins{GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE};
+  gdn_launch_options pins;
+  gdn_launch_options_init(&pins);
   pins.prepare_overlap = 7;
   fwd.launch = &pins;
   bwd.launch = &pins;

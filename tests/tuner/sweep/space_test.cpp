@@ -179,3 +179,26 @@ TEST(Space, ListsBackwardConfigsByTheirOwnNames) {
   }
   EXPECT_TRUE(backward);
 }
+
+// The committed tuning spaces (scripts/spaces, swept by scripts/gpu_check.sh): every line a
+// candidate of this build, runnable, pins parsed, no duplicates, one pass per file.
+TEST(Space, CommittedTuningSpacesResolveToCompiledCandidates) {
+  if (gdn::registry().empty()) GTEST_SKIP() << "this build compiled no variant";
+  for (const auto& [file, pass] : {std::pair{"anchors_fwd.txt", gdn::Pass::Forward},
+                                   std::pair{"anchors_bwd.txt", gdn::Pass::Backward}}) {
+    SCOPED_TRACE(file);
+    const auto path = std::filesystem::path(GDN_SOURCE_ROOT) / "scripts" / "spaces" / file;
+    const auto s = resolve_space(path.string(), "", "rule");
+    ASSERT_FALSE(s.empty());
+    std::set<std::string> names;
+    bool pinned = false;
+    for (const auto& e : s) {
+      EXPECT_TRUE(names.insert(e.record.name).second) << "duplicate " << e.record.name;
+      EXPECT_TRUE(e.runnable) << e.record.name << ": " << e.reject_reason;
+      EXPECT_EQ(e.record.pass, pass) << e.record.name;
+      EXPECT_NE(gdn::find_variant(e.record.variant_name()), nullptr) << e.record.name << " is not compiled";
+      pinned |= e.record.name.find('+') != std::string::npos;
+    }
+    EXPECT_TRUE(pinned) << "a tuning space pins no launch-plan field";
+  }
+}

@@ -116,6 +116,7 @@ inline PlanRecord plan_record(const gdn::BackwardPlan& p) {
   r.cp_segment_chunks = p.cp_segment_chunks;
   r.prepare_heads = p.prepare_heads;
   r.block_v = p.block_v;
+  r.fixup_cols = p.fixup_cols;
   r.local_heads = p.local_heads;
   return r;
 }

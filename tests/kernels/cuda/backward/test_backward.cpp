@@ -70,7 +70,7 @@ TEST_F(Backward, EdgeSetMatchesOracle) {
     run_every_variant(variants_, dc, opt, label, [&](const DeviceBwdResult& got) {
       const CheckReport rep = check_backward(c, r, got);
       EXPECT_TRUE(rep.passed()) << rep.summary();
-      worst.note(rep);
+      worst.note(rep, label);
     });
   }
   worst.print("EdgeSetMatchesOracle");

@@ -242,6 +242,15 @@ TEST(LaunchPlan, TheBackwardPlanCarriesTheConfigsSegmentsAndVBlock) {
   EXPECT_EQ(plan.cp_segment_chunks, 0);
   const gdn_launch_options two_heads = pin(&gdn_launch_options::prepare_heads, 2);
   EXPECT_EQ(plan_backward(c, PlanShape{1, 512, 8, 2}, PlanDevice{132}, &two_heads).prepare_heads, 2);
+  // The fix-up width: none without CP; with CP the forward's rule (8 columns while the CTAs fit
+  // the SMs), or the pin.
+  EXPECT_EQ(plan.fixup_cols, 0);
+  c.family = Family::Fused;
+  c.cp_segment_chunks = 16;
+  EXPECT_EQ(plan_backward(c, PlanShape{1, 512, 8, 2}, PlanDevice{132}).fixup_cols, 8);
+  EXPECT_EQ(plan_backward(c, PlanShape{1, 512, 32, 16}, PlanDevice{132}).fixup_cols, 32);
+  const gdn_launch_options sixteen = pin(&gdn_launch_options::fixup_cols, 16);
+  EXPECT_EQ(plan_backward(c, PlanShape{1, 512, 8, 2}, PlanDevice{132}, &sixteen).fixup_cols, 16);
 }
 
 // Local-gradient CTAs walk the most heads of a group that still leave 4 waves of CTAs (one per
