@@ -155,35 +155,35 @@ T* state_row(T* states, const RankLayout& r, int64_t row) {
   return states == nullptr ? nullptr : states + row * r.state_floats;
 }
 
-// The forward's tensors from token `t` on (the last piece's slice).
-gdn_fwd_args fwd_from_token(const gdn_fwd_args& a, const RankLayout& r, int64_t t) {
-  gdn_fwd_args s = a;
+// The inputs q, k, v, g, beta (members both argument structs have) from token `t` on.
+template <typename Args>
+Args inputs_from_token(const Args& a, const RankLayout& r, int64_t t) {
+  Args s = a;
   s.q = offset_bytes(a.q, t * r.qk_token_bytes);
   s.k = offset_bytes(a.k, t * r.qk_token_bytes);
   s.v = offset_bytes(a.v, t * r.v_token_bytes);
   s.g = offset_bytes(a.g, t * r.gate_token_bytes);
   s.beta = offset_bytes(a.beta, t * r.beta_token_bytes);
-  s.o = offset_bytes(a.o, t * r.v_token_bytes);
   s.workspace = nullptr;
   s.workspace_bytes = 0;
   return s;
 }
 
+// The forward's tensors from token `t` on (the last piece's slice).
+gdn_fwd_args fwd_from_token(const gdn_fwd_args& a, const RankLayout& r, int64_t t) {
+  gdn_fwd_args s = inputs_from_token(a, r, t);
+  s.o = offset_bytes(a.o, t * r.v_token_bytes);
+  return s;
+}
+
 gdn_bwd_args bwd_from_token(const gdn_bwd_args& a, const RankLayout& r, int64_t t) {
-  gdn_bwd_args s = a;
-  s.q = offset_bytes(a.q, t * r.qk_token_bytes);
-  s.k = offset_bytes(a.k, t * r.qk_token_bytes);
-  s.v = offset_bytes(a.v, t * r.v_token_bytes);
-  s.g = offset_bytes(a.g, t * r.gate_token_bytes);
-  s.beta = offset_bytes(a.beta, t * r.beta_token_bytes);
+  gdn_bwd_args s = inputs_from_token(a, r, t);
   s.d_o = offset_bytes(a.d_o, t * r.v_token_bytes);
   s.dq = offset_bytes(a.dq, t * r.qk_token_bytes);
   s.dk = offset_bytes(a.dk, t * r.qk_token_bytes);
   s.dv = offset_bytes(a.dv, t * r.v_token_bytes);
   s.dg = offset_bytes(a.dg, t * r.gate_token_bytes);
   s.dbeta = offset_bytes(a.dbeta, t * r.beta_token_bytes);
-  s.workspace = nullptr;
-  s.workspace_bytes = 0;
   return s;
 }
 
@@ -239,6 +239,33 @@ gdn_status assemble_rows(std::string_view where, Scratch& scratch, const float* 
   return copy_rows(where, state_row(*out, r, special_row), special, 1, r, stream);
 }
 
+// The run of pieces that starts from the chained state (all but a continuing last piece): its
+// problem and its h0 rows, row 0 the chained start and the others the caller's.
+struct LeadingRun {
+  gdn_problem problem{};
+  int64_t pieces = 0;
+  float* h0 = nullptr;
+};
+
+gdn_status leading_run(std::string_view where, Scratch& scratch, const gdn_problem& p,
+                       const RankLayout& r, const float* given_h0, const float* start_state,
+                       cudaStream_t stream, LeadingRun* out) {
+  out->pieces = r.tail ? r.pieces - 1 : r.pieces;
+  out->problem = r.tail ? leading_pieces_problem(p, out->pieces) : p;
+  return assemble_rows(where, scratch, given_h0, out->pieces, 0, start_state, r, stream,
+                       &out->h0);
+}
+
+// What every rank-local call checks first: the problem and plan, then the arguments as
+// gdn_fwd / gdn_bwd check them.
+template <typename Args>
+gdn_status validate_rank_call(const gdn_problem* p, const gdn_cp_rank_plan* plan, const Args* a,
+                              std::string_view where, RankLayout* r) {
+  ProblemFacts facts;
+  if (gdn_status s = validate_rank(p, plan, where, r); s != GDN_OK) return s;
+  return validate_call(p, a, where, &facts);
+}
+
 gdn_status run_fwd(const gdn_problem& p, const gdn_fwd_args& a, gdn_stream_t stream) {
   gdn_fwd_args call = a;
   call.workspace = nullptr;  // each inner call allocates its own, in stream order
@@ -279,9 +306,7 @@ extern "C" gdn_status gdn_cp_fwd_begin(const gdn_problem* p, const gdn_cp_rank_p
                                        gdn_stream_t stream) {
   constexpr std::string_view where = "gdn_cp_fwd_begin";
   RankLayout r;
-  ProblemFacts facts;
-  if (gdn_status s = validate_rank(p, plan, where, &r); s != GDN_OK) return s;
-  if (gdn_status s = validate_call(p, a, where, &facts); s != GDN_OK) return s;
+  if (gdn_status s = validate_rank_call(p, plan, a, where, &r); s != GDN_OK) return s;
   if (gdn_status s = check_carry(where, "carry", carry, "when plan->tail_continues", r.tail);
       s != GDN_OK)
     return s;
@@ -341,9 +366,7 @@ extern "C" gdn_status gdn_cp_fwd_end(const gdn_problem* p, const gdn_cp_rank_pla
                                      gdn_stream_t stream) {
   constexpr std::string_view where = "gdn_cp_fwd_end";
   RankLayout r;
-  ProblemFacts facts;
-  if (gdn_status s = validate_rank(p, plan, where, &r); s != GDN_OK) return s;
-  if (gdn_status s = validate_call(p, a, where, &facts); s != GDN_OK) return s;
+  if (gdn_status s = validate_rank_call(p, plan, a, where, &r); s != GDN_OK) return s;
   if (gdn_status s = check_carry(where, "start_state", start_state, "when plan->head_continues",
                                  r.head);
       s != GDN_OK)
@@ -359,15 +382,13 @@ extern "C" gdn_status gdn_cp_fwd_end(const gdn_problem* p, const gdn_cp_rank_pla
   }
   // Several pieces: the first starts from the chained state, the others from their own h0.
   // With a continuing tail, the last piece was done by gdn_cp_fwd_begin.
-  const int64_t pieces = r.tail ? r.pieces - 1 : r.pieces;
   Scratch scratch(where, cuda_stream);
-  float* h0 = nullptr;
-  if (gdn_status s = assemble_rows(where, scratch, a->h0, pieces, 0, start_state, r,
-                                   cuda_stream, &h0);
+  LeadingRun run;
+  if (gdn_status s = leading_run(where, scratch, *p, r, a->h0, start_state, cuda_stream, &run);
       s != GDN_OK)
     return s;
-  call.h0 = h0;
-  return run_fwd(r.tail ? leading_pieces_problem(*p, pieces) : *p, call, stream);
+  call.h0 = run.h0;
+  return run_fwd(run.problem, call, stream);
 }
 
 extern "C" gdn_status gdn_cp_bwd_begin(const gdn_problem* p, const gdn_cp_rank_plan* plan,
@@ -375,9 +396,7 @@ extern "C" gdn_status gdn_cp_bwd_begin(const gdn_problem* p, const gdn_cp_rank_p
                                        float* dcarry, gdn_stream_t stream) {
   constexpr std::string_view where = "gdn_cp_bwd_begin";
   RankLayout r;
-  ProblemFacts facts;
-  if (gdn_status s = validate_rank(p, plan, where, &r); s != GDN_OK) return s;
-  if (gdn_status s = validate_call(p, a, where, &facts); s != GDN_OK) return s;
+  if (gdn_status s = validate_rank_call(p, plan, a, where, &r); s != GDN_OK) return s;
   for (auto [name, ptr] : {std::pair{"start_state", static_cast<const void*>(start_state)},
                            std::pair{"dcarry", static_cast<const void*>(dcarry)}})
     if (gdn_status s = check_carry(where, name, ptr, "when plan->head_continues", r.head);
@@ -397,20 +416,17 @@ extern "C" gdn_status gdn_cp_bwd_begin(const gdn_problem* p, const gdn_cp_rank_p
   }
   // Several pieces: all but a continuing last one, the first from the chained start; its dh0
   // is the carry, the others' go to the caller.
-  const int64_t pieces = r.tail ? r.pieces - 1 : r.pieces;
   Scratch scratch(where, cuda_stream);
-  float* h0 = nullptr;
-  if (gdn_status s = assemble_rows(where, scratch, a->h0, pieces, 0, start_state, r,
-                                   cuda_stream, &h0);
+  LeadingRun run;
+  if (gdn_status s = leading_run(where, scratch, *p, r, a->h0, start_state, cuda_stream, &run);
       s != GDN_OK)
     return s;
-  call.h0 = h0;
-  if (gdn_status s = scratch.floats(pieces * r.state_floats, &call.dh0); s != GDN_OK) return s;
-  if (gdn_status s = run_bwd(r.tail ? leading_pieces_problem(*p, pieces) : *p, call, stream);
-      s != GDN_OK)
+  call.h0 = run.h0;
+  if (gdn_status s = scratch.floats(run.pieces * r.state_floats, &call.dh0); s != GDN_OK)
     return s;
+  if (gdn_status s = run_bwd(run.problem, call, stream); s != GDN_OK) return s;
   if (gdn_status s = copy_rows(where, dcarry, call.dh0, 1, r, cuda_stream); s != GDN_OK) return s;
-  return copy_rows(where, state_row(a->dh0, r, 1), state_row(call.dh0, r, 1), pieces - 1, r,
+  return copy_rows(where, state_row(a->dh0, r, 1), state_row(call.dh0, r, 1), run.pieces - 1, r,
                    cuda_stream);
 }
 
@@ -419,9 +435,7 @@ extern "C" gdn_status gdn_cp_bwd_end(const gdn_problem* p, const gdn_cp_rank_pla
                                      const float* end_dstate, gdn_stream_t stream) {
   constexpr std::string_view where = "gdn_cp_bwd_end";
   RankLayout r;
-  ProblemFacts facts;
-  if (gdn_status s = validate_rank(p, plan, where, &r); s != GDN_OK) return s;
-  if (gdn_status s = validate_call(p, a, where, &facts); s != GDN_OK) return s;
+  if (gdn_status s = validate_rank_call(p, plan, a, where, &r); s != GDN_OK) return s;
   if (gdn_status s = check_carry(where, "start_state", start_state, "when plan->head_continues",
                                  r.head && r.tail);
       s != GDN_OK)

@@ -23,7 +23,7 @@ import threading
 
 from . import _capi
 from ._checks import check_fwd_inputs, check_grad, host_offsets
-from ._errors import GdnArgumentError
+from ._errors import GdnArgumentError, error_for_status
 
 
 def _torch():
@@ -214,8 +214,13 @@ class RankCall:
         self.h0_local = h0_local
         self.global_state_shape = (context.num_seqs, *self.spec.state_shape()[1:])
         lib = _capi.library()
-        self.carry_floats = lib.cp("gdn_cp_fwd_carry_bytes")(ctypes.byref(self.problem)) // 4
-        self.dcarry_floats = lib.cp("gdn_cp_bwd_carry_bytes")(ctypes.byref(self.problem)) // 4
+        sizes = [lib.cp(name)(ctypes.byref(self.problem))
+                 for name in ("gdn_cp_fwd_carry_bytes", "gdn_cp_bwd_carry_bytes")]
+        if 0 in sizes:  # the library refused the problem: its message says why
+            message = lib.last_error()
+            lib.validate_problem(self.problem)  # raises for an invalid problem
+            raise error_for_status(2, "gdn_cp_fwd_carry_bytes", message)  # valid, not for CP
+        self.carry_floats, self.dcarry_floats = (n // 4 for n in sizes)
         self.carries = None
         self.start = None
 
