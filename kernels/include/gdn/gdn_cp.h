@@ -77,7 +77,9 @@ GDN_API size_t gdn_cp_bwd_carry_bytes(const gdn_problem* p);
  * are the rank's slices; a->h0 / a->ht / a->dht / a->dh0 are [num_local_seqs, Hv, K, V] (the
  * global arrays' rows first_seq .. first_seq + num_local_seqs - 1). Rows that belong to another
  * rank are never read or written: h0 and dh0 of the first piece when head_continues, ht and
- * dht of the last piece when tail_continues. Transitions need K == V.
+ * dht of the last piece when tail_continues. Transitions need K == V. The outputs are final
+ * after the matching *_end call (earlier they may hold scratch values). a->workspace is not
+ * used: the inner calls allocate theirs in stream order.
  *
  * gdn_cp_fwd_begin writes `carry` (gdn_cp_fwd_carry_bytes, 16-byte aligned) when
  * tail_continues: its state always, its transition only when the rank is one piece continuing
