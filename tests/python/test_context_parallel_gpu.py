@@ -121,6 +121,25 @@ class AutogradPathTest(unittest.TestCase):
             bar = BAR_GATE_GRAD if name in ("g", "beta") else BAR_GRAD
             self.assertLessEqual(rel(ours[name].grad, ins[name].grad), bar, f"d{name}")
 
+    def test_forward_through_the_public_call_on_three_simulated_ranks(self):
+        # The forward of the autograd function runs in the calling thread, so simulated ranks
+        # can run it side by side; final states sum to the single-GPU ones.
+        x = make_inputs([700, 1, 0, 323], Hk=2, Hv=4, seed=8)
+        _, o_ref, ht_ref = whole_problem(x, "kv")
+        group = cp.ThreadGroup(3)
+
+        def rank_body(rank, exchange):
+            ctx = cp.CPContext(exchange, [0, 400, 800, 1024], x["cu_seqlens_cpu"])
+            t = ctx.tokens
+            with torch.no_grad():
+                return gdn.chunk_gated_delta_rule(
+                    *(x[n][:, t].contiguous() for n in ("q", "k", "v", "g", "beta")),
+                    initial_state=x["initial_state"], output_final_state=True, cp_context=ctx)
+
+        results = cp.run_ranks(group, rank_body)
+        self.assertLessEqual(rel(torch.cat([r[0] for r in results], dim=1), o_ref), BAR_FWD)
+        self.assertLessEqual(rel(sum(r[1] for r in results), ht_ref), BAR_FWD)
+
 
 if __name__ == "__main__":
     if not HAVE_DEVICE or not gdn.device_available():
