@@ -79,6 +79,24 @@ class GdnBwdArgs(ctypes.Structure):
     ]
 
 
+class GdnCpRankPlan(ctypes.Structure):
+    """gdn_cp_rank_plan of gdn_cp.h: where one rank stands in a split over ranks."""
+    _fields_ = [
+        ("rank", ctypes.c_int32),
+        ("num_ranks", ctypes.c_int32),
+        ("token_begin", ctypes.c_int64),
+        ("token_end", ctypes.c_int64),
+        ("first_seq", ctypes.c_int64),
+        ("num_local_seqs", ctypes.c_int64),
+        ("head_continues", ctypes.c_int32),
+        ("tail_continues", ctypes.c_int32),
+        ("fwd_chain_first", ctypes.c_int32),
+        ("fwd_chain_count", ctypes.c_int32),
+        ("bwd_chain_first", ctypes.c_int32),
+        ("bwd_chain_count", ctypes.c_int32),
+    ]
+
+
 _P = ctypes.POINTER
 # name -> (restype, argtypes)
 _PROTOTYPES = {
@@ -96,6 +114,29 @@ _PROTOTYPES = {
     "gdn_last_error": (ctypes.c_char_p, []),
     "gdn_device_available": (ctypes.c_int, []),
     "gdn_version": (ctypes.c_char_p, []),
+}
+
+# gdn_cp.h (context parallelism across ranks): bound on first use, so that a libgdn without it
+# still serves everything else.
+_c_float_p = ctypes.c_void_p  # device pointers travel as plain addresses
+_CP_PROTOTYPES = {
+    "gdn_cp_plan": (ctypes.c_int, [_P(ctypes.c_int64), ctypes.c_int64, _P(ctypes.c_int64),
+                                   ctypes.c_int32, ctypes.c_int32, _P(GdnCpRankPlan),
+                                   _P(ctypes.c_int64), ctypes.c_int64]),
+    "gdn_cp_fwd_carry_bytes": (ctypes.c_size_t, [_P(GdnProblem)]),
+    "gdn_cp_bwd_carry_bytes": (ctypes.c_size_t, [_P(GdnProblem)]),
+    "gdn_cp_fwd_begin": (ctypes.c_int, [_P(GdnProblem), _P(GdnCpRankPlan), _P(GdnFwdArgs),
+                                        _c_float_p, ctypes.c_void_p]),
+    "gdn_cp_fwd_chain": (ctypes.c_int, [_P(GdnProblem), _c_float_p, ctypes.c_int32, _c_float_p,
+                                        ctypes.c_void_p]),
+    "gdn_cp_fwd_end": (ctypes.c_int, [_P(GdnProblem), _P(GdnCpRankPlan), _P(GdnFwdArgs),
+                                      _c_float_p, ctypes.c_void_p]),
+    "gdn_cp_bwd_begin": (ctypes.c_int, [_P(GdnProblem), _P(GdnCpRankPlan), _P(GdnBwdArgs),
+                                        _c_float_p, _c_float_p, ctypes.c_void_p]),
+    "gdn_cp_bwd_chain": (ctypes.c_int, [_P(GdnProblem), _c_float_p, _c_float_p, ctypes.c_int32,
+                                        _c_float_p, ctypes.c_void_p]),
+    "gdn_cp_bwd_end": (ctypes.c_int, [_P(GdnProblem), _P(GdnCpRankPlan), _P(GdnBwdArgs),
+                                      _c_float_p, _c_float_p, ctypes.c_void_p]),
 }
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -133,6 +174,26 @@ class Library:
             fn.restype = restype
             fn.argtypes = argtypes
             setattr(self, name, fn)
+
+    def cp(self, name):
+        """A gdn_cp.h function, bound on first use; GdnNotAvailableError if this libgdn lacks it."""
+        fn = self.__dict__.get(name)
+        if fn is None:
+            if name not in _CP_PROTOTYPES:
+                raise KeyError(name)
+            try:
+                fn = getattr(self._dll, name)
+            except AttributeError as e:
+                raise GdnNotAvailableError(
+                    f"{self.path} lacks {name} (context parallelism across ranks, gdn_cp.h): "
+                    f"is it an older libgdn?") from e
+            fn.restype, fn.argtypes = _CP_PROTOTYPES[name]
+            setattr(self, name, fn)
+        return fn
+
+    def cp_call(self, name, *args):
+        """Calls a status-returning gdn_cp.h function; raises on a non-zero status."""
+        self.check(self.cp(name)(*args), name)
 
     def last_error(self):
         return (self.gdn_last_error() or b"").decode("utf-8", "replace")

@@ -76,7 +76,7 @@ def backward_raw(spec, q, k, v, g, beta, initial_state, d_o, dht, want_dh0):
 
 def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
                            output_final_state=False, cu_seqlens=None, cu_seqlens_cpu=None,
-                           state_layout="kv"):
+                           state_layout="kv", cp_group=None, cp_context=None):
     """Gated DeltaNet chunked prefill with FLA's call signature; returns (o, final_state).
 
     q, k: [B, T, Hk, K] bf16/fp16; v: [B, T, Hv, V] (q's dtype); g: [B, T, Hv] fp32 log decay;
@@ -90,7 +90,27 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     Under torch.compile the call is one graph node (torch.ops.gdn.chunk_gated_delta_rule_fwd);
     give cu_seqlens_cpu as a list of ints there (a CPU tensor's values cannot be read while
     tracing).
+
+    Context parallelism across ranks (docs/context_parallel.md): with cp_group (a
+    torch.distributed group, NCCL) q, k, v, g, beta are this rank's T_local tokens, rank r
+    holding [r T_local, (r+1) T_local) of the whole; cu_seqlens / cu_seqlens_cpu and
+    initial_state are the global ones; final_state (and initial_state's gradient) has the
+    global shape with the rows of the sequences that end (start) on this rank, zeros elsewhere.
+    cp_context (a gdn.context_parallel.CPContext) gives uneven splits or another exchange.
+    Not traced by torch.compile (it runs collectives).
     """
+    if cp_group is not None or cp_context is not None:
+        from . import context_parallel
+        if cp_group is not None and cp_context is not None:
+            raise GdnArgumentError("cp_group: expected None when cp_context is given (the "
+                                   "context holds its exchange); got both")
+        if cp_context is None:
+            cp_context = context_parallel.context_for_group(
+                cp_group, q.shape[1], cu_seqlens=cu_seqlens, cu_seqlens_cpu=cu_seqlens_cpu)
+        return context_parallel.chunk_gated_delta_rule(
+            q, k, v, g, beta, scale=scale, initial_state=initial_state,
+            output_final_state=output_final_state, state_layout=state_layout,
+            cp_context=cp_context)
     torch = _torch()
     if not isinstance(output_final_state, bool):
         raise GdnArgumentError(f"output_final_state: expected a bool; got "

@@ -1,7 +1,8 @@
-# ctest gdn_exported_symbols: libgdn.so exports exactly the C API, every function gdn.h
-# declares and nothing else (no C++ internals, no template instantiations).
-# Arguments: LIBRARY (libgdn.so), HEADER (gdn.h), NM.
-foreach(arg LIBRARY HEADER NM)
+# ctest gdn_exported_symbols: libgdn.so exports exactly the C API, every function its public C
+# headers (gdn.h, gdn_cp.h: every *.h of HEADER_DIR) declare and nothing else (no C++
+# internals, no template instantiations).
+# Arguments: LIBRARY (libgdn.so), HEADER_DIR (kernels/include/gdn), NM.
+foreach(arg LIBRARY HEADER_DIR NM)
   if(NOT DEFINED ${arg})
     message(FATAL_ERROR "check_exported_symbols.cmake: expected -D${arg}=..., got none")
   endif()
@@ -38,7 +39,12 @@ if(NOT unexpected STREQUAL "")
 endif()
 
 # Every function gdn.h declares (GDN_API <return type> gdn_name(...)).
-file(READ ${HEADER} header)
+file(GLOB headers ${HEADER_DIR}/*.h)
+set(header "")
+foreach(h IN LISTS headers)
+  file(READ ${h} text)
+  string(APPEND header "${text}")
+endforeach()
 string(REGEX MATCHALL "GDN_API[^;(]*[ *](gdn_[a-z0-9_]+)[ ]*\\(" declarations "${header}")
 set(declared "")
 foreach(d IN LISTS declarations)
@@ -46,7 +52,7 @@ foreach(d IN LISTS declarations)
   list(APPEND declared ${CMAKE_MATCH_1})
 endforeach()
 if(declared STREQUAL "")
-  message(FATAL_ERROR "${HEADER}: expected GDN_API function declarations, found none")
+  message(FATAL_ERROR "${HEADER_DIR}/*.h: expected GDN_API function declarations, found none")
 endif()
 list(SORT declared)
 list(SORT exported)
@@ -56,9 +62,9 @@ if(NOT declared STREQUAL exported)
   list(REMOVE_ITEM missing ${exported})
   set(extra ${exported})
   list(REMOVE_ITEM extra ${declared})
-  message(FATAL_ERROR "${LIBRARY}: expected the exported functions to be those gdn.h declares "
+  message(FATAL_ERROR "${LIBRARY}: expected the exported functions to be those the headers declare "
                       "with GDN_API; not exported: [${missing}]; exported but not declared "
                       "with GDN_API: [${extra}]")
 endif()
 list(LENGTH exported count)
-message(STATUS "${LIBRARY}: exports the ${count} C API functions of gdn.h and nothing else")
+message(STATUS "${LIBRARY}: exports the ${count} C API functions of ${HEADER_DIR}/*.h and nothing else")

@@ -1,10 +1,11 @@
 /* Prints the size and field offsets of the C API structs, one "struct field offset" line each
  * ("struct sizeof N" for the size), so the Python ctypes mirror can be checked against the
- * compiler's layout of kernels/include/gdn/gdn.h (tests/python/test_binding_cpu.py). */
+ * compiler's layout of kernels/include/gdn/gdn.h and gdn_cp.h (tests/python/test_binding_cpu.py). */
 #include <stddef.h>
 #include <stdio.h>
 
 #include "gdn/gdn.h"
+#include "gdn/gdn_cp.h"
 
 #define FIELD(S, F) printf("%s %s %zu\n", #S, #F, offsetof(S, F))
 #define SIZE(S) printf("%s sizeof %zu\n", #S, sizeof(S))
@@ -56,5 +57,18 @@ int main(void) {
   FIELD(gdn_bwd_args, workspace);
   FIELD(gdn_bwd_args, workspace_bytes);
   FIELD(gdn_bwd_args, launch);
+  SIZE(gdn_cp_rank_plan);
+  FIELD(gdn_cp_rank_plan, rank);
+  FIELD(gdn_cp_rank_plan, num_ranks);
+  FIELD(gdn_cp_rank_plan, token_begin);
+  FIELD(gdn_cp_rank_plan, token_end);
+  FIELD(gdn_cp_rank_plan, first_seq);
+  FIELD(gdn_cp_rank_plan, num_local_seqs);
+  FIELD(gdn_cp_rank_plan, head_continues);
+  FIELD(gdn_cp_rank_plan, tail_continues);
+  FIELD(gdn_cp_rank_plan, fwd_chain_first);
+  FIELD(gdn_cp_rank_plan, fwd_chain_count);
+  FIELD(gdn_cp_rank_plan, bwd_chain_first);
+  FIELD(gdn_cp_rank_plan, bwd_chain_count);
   return 0;
 }

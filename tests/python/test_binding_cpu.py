@@ -48,7 +48,7 @@ class AbiLayoutTest(unittest.TestCase):
             self.skipTest("GDN_ABI_LAYOUT unset (run through ctest)")
         lines = subprocess.run([program], capture_output=True, text=True, check=True).stdout.split("\n")
         mirrors = {"gdn_problem": _capi.GdnProblem, "gdn_fwd_args": _capi.GdnFwdArgs,
-                   "gdn_bwd_args": _capi.GdnBwdArgs}
+                   "gdn_bwd_args": _capi.GdnBwdArgs, "gdn_cp_rank_plan": _capi.GdnCpRankPlan}
         seen = 0
         for line in filter(None, lines):
             struct, field, value = line.split()
@@ -59,7 +59,7 @@ class AbiLayoutTest(unittest.TestCase):
                 self.assertEqual(getattr(cls, field).offset, int(value), f"{struct}.{field}")
             seen += 1
         # every Python field was checked against C (sizes + all fields)
-        self.assertEqual(seen, 3 + sum(len(c._fields_) for c in mirrors.values()))
+        self.assertEqual(seen, len(mirrors) + sum(len(c._fields_) for c in mirrors.values()))
 
 
 class ArgumentCheckTest(unittest.TestCase):
