@@ -84,6 +84,9 @@ def parse_args(argv):
     ap.add_argument("--seed", type=int, default=1234, help="input seed (row i uses seed + i)")
     ap.add_argument("--git-sha", default=os.environ.get("GDN_GIT_SHA", ""),
                     help="commit measured (default $GDN_GIT_SHA, else git rev-parse HEAD)")
+    ap.add_argument("--dispatch-table", default="",
+                    help="time libgdn with this dispatch.json (gdnlab export) loaded at run time "
+                         "instead of its built-in table")
     ap.add_argument("--dry-run", action="store_true",
                     help="list the rows with their published figures and exit (no GPU needed)")
     a = ap.parse_args(argv)
@@ -143,7 +146,8 @@ def provenance(a, torch, fla_version, flashqla_note, gdn_version, train_path):
         f"torch: {torch.__version__}; triton: {triton.__version__}; python: {platform.python_version()}",
         f"FLA: {fla_version} (fla-core wheel, FLA_FLASH_QLA=0; bwd guard for its issue 640 "
         f"bypassed: timing only); FlashQLA: {flashqla_note}; FlashInfer: published column",
-        f"libgdn: {gdn_version}; git SHA: {git_sha(a)}",
+        f"libgdn: {gdn_version}; git SHA: {git_sha(a)}; dispatch table: "
+        + (f"{a.dispatch_table} (loaded at run time)" if a.dispatch_table else "built in"),
         f"timing: CUDA-graph replay, median of {a.reps} after {a.warmup} warm-up replays, "
         f"eager first call per row; no L2 flush between replays (same for every library)",
         "inputs: docs/benchmarking.md (l2norm q/k bf16, g = logsigmoid(randn)/16 with 25% of value "
@@ -191,7 +195,7 @@ def measure_row(row, index, a, torch, fla, flashqla=None):
     errors = []
     inp = measure.make_inputs(row, a.seed + index, with_grads=row.pass_ in ("bwd", "train"))
     try:
-        out["ours_variant"] = peers.ours_variant(inp)
+        out["ours_variant"] = peers.ours_variant(inp, row.pass_)
     except Exception as e:
         errors.append(f"ours: {type(e).__name__}: {e}")
     if not errors:
@@ -254,6 +258,12 @@ def main(argv=None):
         print("bench_peers: skipped: no CUDA device", file=sys.stderr)
         return 2
     from gdnbench import peers
+    if a.dispatch_table:
+        try:
+            peers.load_dispatch_table(a.dispatch_table)
+        except Exception as e:
+            print(f"bench_peers: --dispatch-table: {e}", file=sys.stderr)
+            return 2
     fla, fla_version = None, "not run (--no-fla)"
     if not a.no_fla:
         try:

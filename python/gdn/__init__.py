@@ -54,7 +54,15 @@ def fwd_variant_name(q, k, v, g, beta, scale=None, initial_state=None, cu_seqlen
     return library().fwd_variant_name(spec.to_problem())
 
 
+def load_dispatch_table(path=None):
+    """Dispatches every later call through the dispatch.json that `gdnlab export` wrote at
+    `path` (a retune without a rebuild); None restores the table built into libgdn. A file that
+    cannot be read or checked raises GdnError naming what is wrong, and the table in force stays."""
+    library().load_dispatch_table(None if path is None else str(path))
+
+
 __all__ = ["chunk_gated_delta_rule", "device_available", "fwd_variant_name", "library",
+           "load_dispatch_table",
            "candidate_paths", "register_fla_backend", "GdnError", "GdnArgumentError",
            "GdnInvalidArgumentError", "GdnUnsupportedError", "GdnNotAvailableError",
            "GdnCudaError", "GdnWorkspaceError", "GdnInternalError"]

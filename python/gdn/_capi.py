@@ -110,6 +110,8 @@ _PROTOTYPES = {
     "gdn_fwd": (ctypes.c_int, [_P(GdnProblem), _P(GdnFwdArgs), ctypes.c_void_p]),
     "gdn_bwd": (ctypes.c_int, [_P(GdnProblem), _P(GdnBwdArgs), ctypes.c_void_p]),
     "gdn_fwd_variant_name": (ctypes.c_char_p, [_P(GdnProblem)]),
+    "gdn_bwd_variant_name": (ctypes.c_char_p, [_P(GdnProblem)]),
+    "gdn_load_dispatch_table": (ctypes.c_int, [ctypes.c_char_p]),
     "gdn_status_string": (ctypes.c_char_p, [ctypes.c_int]),
     "gdn_last_error": (ctypes.c_char_p, []),
     "gdn_device_available": (ctypes.c_int, []),
@@ -228,15 +230,27 @@ class Library:
         self.check(self.gdn_bwd(ctypes.byref(problem), ctypes.byref(args), stream), "gdn_bwd")
 
     def fwd_variant_name(self, problem):
-        name = self.gdn_fwd_variant_name(ctypes.byref(problem))
+        return self._variant_name(self.gdn_fwd_variant_name, "gdn_fwd_variant_name", problem)
+
+    def bwd_variant_name(self, problem):
+        return self._variant_name(self.gdn_bwd_variant_name, "gdn_bwd_variant_name", problem)
+
+    def _variant_name(self, fn, call, problem):
+        name = fn(ctypes.byref(problem))
         if name is None:
             message = self.last_error()  # set by this call: an invalid problem or no variant
             self.validate_problem(problem)
             # Without a usable device the library answers NOT_AVAILABLE (as gdn_fwd does), not
             # "unsupported": the problem may well be supported on a GPU.
             status = 2 if self.device_available() else 3
-            raise error_for_status(status, "gdn_fwd_variant_name", message)
+            raise error_for_status(status, call, message)
         return name.decode()
+
+    def load_dispatch_table(self, path):
+        """gdn_load_dispatch_table: a dispatch.json exported by `gdnlab export` replaces the
+        table in force (None: back to the built-in one); a bad file raises and changes nothing."""
+        encoded = None if path is None else os.fsencode(path)
+        self.check(self.gdn_load_dispatch_table(encoded), "gdn_load_dispatch_table")
 
 
 _lock = threading.Lock()

@@ -24,8 +24,14 @@ def _spec(inp):
                             cu_seqlens_cpu=inp.cu_seqlens_cpu)
 
 
-def ours_variant(inp):
-    return _capi.library().fwd_variant_name(_spec(inp).to_problem())
+def load_dispatch_table(path):
+    _capi.library().load_dispatch_table(path)
+
+
+def ours_variant(inp, pass_="fwd"):
+    """The variant libgdn dispatches to for the row's pass (the backward's for bwd and train)."""
+    lib, problem = _capi.library(), _spec(inp).to_problem()
+    return lib.fwd_variant_name(problem) if pass_ == "fwd" else lib.bwd_variant_name(problem)
 
 
 def ours_fwd(inp):

@@ -284,6 +284,21 @@ class ThroughTheLibraryTest(unittest.TestCase):
                          (_capi.GDN_BF16, _capi.GDN_FP32, _capi.GDN_STATE_KV))
         self.assertFalse(p.cu_seqlens)
 
+    def test_a_bad_dispatch_table_is_refused_and_none_restores_the_built_in_one(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "dispatch.json")
+            with open(bad, "w") as f:
+                f.write('{"format": "something else"}')
+            with self.assertRaises(gdn.GdnError) as cm:
+                gdn.load_dispatch_table(bad)
+            self.assertIn("gdn_load_dispatch_table", str(cm.exception))
+            self.assertIn("format", str(cm.exception))
+            with self.assertRaises(gdn.GdnError) as cm:
+                gdn.load_dispatch_table(os.path.join(d, "missing.json"))
+            self.assertIn("missing.json", str(cm.exception))
+        gdn.load_dispatch_table(None)
+
     def test_bad_host_offsets_are_reported_with_the_library_message(self):
         kw = fwd_inputs(T=100, seqlens=[40, 60])
         kw["cu_seqlens_cpu"] = [0, 40, 90]  # does not end at T
