@@ -222,12 +222,42 @@ TEST(ExportPlans, MergedSweepsJoinOneTable) {
                 .find("is chosen in sweep"),
             std::string::npos);
   DeviceRecord other = h200();
+  other.name = "NVIDIA H100 80GB HBM3";
   other.uuid = "GPU-another-one";
   const std::int64_t elsewhere = w.begin_sweep(sweep_of(w.register_device(other), w.register_build(build())));
   insert(w, passed(elsewhere, w.register_variant(bwd), p2, 2.0));
   w.set_sweep_status(elsewhere, SweepStatus::Finished);
   EXPECT_NE(export_error(db, {.sweep_id = first.sweep, .out_dir = out, .merged_sweeps = {elsewhere}})
-                .find("a table is tuned on one device"),
+                .find("a table is tuned for one kind of device"),
+            std::string::npos);
+}
+
+// A sweep of another database (another H200 of the same kind, another session) merges in with
+// --merge-db; the table names that database beside the sweep.
+TEST(ExportPlans, ASweepOfAnotherDatabaseOnTheSameKindOfDeviceMergesIn) {
+  ScratchDir dir;
+  Database db = Database::open(dir.file("fwd.db"));
+  const PlannedSweep first = write_planned_sweep(db);
+  {
+    Database other_db = Database::open(dir.file("bwd.db"));
+    ResultsWriter w(other_db);
+    DeviceRecord another_h200 = h200();
+    another_h200.uuid = "GPU-another-h200";
+    const std::int64_t s = w.begin_sweep(sweep_of(w.register_device(another_h200), w.register_build(build())));
+    VariantRecord bwd = fused_variant("gdn_bwd_T", 32, 2, gdn::Pass::Backward);
+    insert(w, passed(s, w.register_variant(bwd), w.register_problem(problem(1, 2, 8, 1, 4096, 4096)), 2.0));
+    w.set_sweep_status(s, SweepStatus::Finished);
+  }
+  const fs::path out = dir.path() / "table";
+  const ExportResult r = export_dispatch(
+      db, {.sweep_id = first.sweep, .out_dir = out, .merged_sweeps = {1}, .merge_db = dir.file("bwd.db")});
+  ASSERT_EQ(r.selection.buckets.size(), 3u);
+  const auto doc = nlohmann::json::parse(read(r.json_path));
+  EXPECT_EQ(doc["sweep"]["merged_db"], "bwd.db");
+  EXPECT_NE(read(r.header_path).find("and sweep 1 of \"bwd.db\""), std::string::npos) << read(r.header_path);
+  EXPECT_NE(export_error(db, {.sweep_id = first.sweep, .out_dir = out, .merged_sweeps = {7},
+                              .merge_db = dir.file("bwd.db")})
+                .find("7"),
             std::string::npos);
 }
 

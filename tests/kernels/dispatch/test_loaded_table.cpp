@@ -86,13 +86,31 @@ TEST_F(LoadedTable, LoadingReplacesTheTableInForceAndNullRestoresTheBuiltInOne) 
 }
 
 TEST_F(LoadedTable, FormatVersionTwoLoadsWithoutPins) {
-  // The committed H200 table's json predates plans.
+  // Format 2 predates plans: an entry's "plan", if any, is not read.
+  std::string text = smoke_with("\"format_version\": 3", "\"format_version\": 2");
+  const std::string empty_plan = "\"plan\": {}";
+  const std::string::size_type plan = text.find(empty_plan);
+  ASSERT_NE(plan, std::string::npos);
+  text.replace(plan, empty_plan.size(), "\"plan\": {\"prepare_overlap\": 2}");
+  DispatchTable t;
+  std::string error;
+  ASSERT_TRUE(parse_dispatch_json(text, "v2.json", &t, &error)) << error;
+  ASSERT_FALSE(t.entries.empty());
+  for (const dispatch::Entry& e : t.entries) EXPECT_TRUE(gdn::all_rule(e.plan));
+}
+
+TEST_F(LoadedTable, TheCommittedTableLoadsWithItsBackwardEntriesAndPins) {
   const fs::path committed = fs::path(GDN_SOURCE_ROOT) / "kernels/tables/dispatch.json";
   DispatchTable t;
   std::string error;
   ASSERT_TRUE(parse_dispatch_json(read(committed), committed.string(), &t, &error)) << error;
-  ASSERT_FALSE(t.entries.empty());
-  for (const dispatch::Entry& e : t.entries) EXPECT_TRUE(gdn::all_rule(e.plan));
+  std::size_t backward = 0, pinned = 0;
+  for (const dispatch::Entry& e : t.entries) {
+    backward += e.key.pass == dispatch::Pass::Backward;
+    pinned += !gdn::all_rule(e.plan);
+  }
+  EXPECT_GT(backward, 0u) << "the committed table has no backward entry";
+  EXPECT_GT(pinned, 0u) << "no entry of the committed table pins a plan field";
 }
 
 TEST_F(LoadedTable, PlanPinsOfAnEntryReachTheDecision) {

@@ -29,6 +29,9 @@ struct ExportOptions {
   // Sweeps whose buckets join the first sweep's (e.g. the backward sweep of the backward
   // anchors beside the forward one): same device; a bucket chosen twice is an error.
   std::vector<std::int64_t> merged_sweeps;
+  // The database the merged sweeps are read from (empty: the exported sweep's own), e.g. a
+  // backward sweep measured on another H200 beside the forward table's sweep.
+  std::filesystem::path merge_db;
   bool allow_partial = false;
 };
 struct ExportResult {

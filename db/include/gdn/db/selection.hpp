@@ -63,6 +63,7 @@ struct SkippedBucket {
 struct Selection {
   SweepSummary sweep;
   std::vector<std::int64_t> merged_sweeps;  // sweeps whose buckets were merged in (export)
+  std::string merged_db;                    // their database's file name when not this one's
   std::vector<BucketChoice> buckets;  // sorted by key
   std::vector<SkippedBucket> skipped;
   // The compiled variants the choices run (their names without the pins' suffix): sorted, unique.
