@@ -18,7 +18,7 @@ script: its column says so, with whether flash_qla imports here.
 
 Run on a machine with R >= 2 GPUs, from the repo root (NVLink multicast stays off):
   PYTHONPATH=python python3 scripts/bench_cp_ranks.py --ranks 2 \\
-      --out bench/results/h200x2_cp_ranks.csv
+      --out bench/results/<gpus>_cp_ranks.csv
 """
 
 import argparse

@@ -106,7 +106,7 @@ def fake_modules(calls, flashqla=None):
     peers.ours_fwd, peers.ours_bwd, peers.ours_train, peers.Fla = ours_fwd, ours_bwd, ours_train, Fla
     peers.ours_train_path = lambda: "fake raw calls"
     peers.FlashQla = flashqla or MissingFlashQla
-    peers.ours_variant = lambda inp: "fake_variant"
+    peers.ours_variant = lambda inp, pass_="fwd": "fake_variant"
     peers.library_version = lambda: "libgdn-fake"
     return {"torch": torch, "triton": triton, "gdnbench.measure": measure,
             "gdnbench.peers": peers}

@@ -72,7 +72,7 @@ bool column_warps_64(const KernelConfig& c) {
 // takes the whole register file). The rule: exclusive when the first loop launch has at most
 // one CTA per two SMs (the prepare then keeps at least half of the SMs, at full occupancy) and
 // its units (sequences, or CP segments) are kMinExclusiveUnitChunks chunks long or more
-// (measured, bench/results/h200_2026-11-30_s9/: 5-19 % faster on the anchor rows of 64 to 512
+// (measured, docs/decisions/prepare-overlap.md: 5-19 % faster on the anchor rows of 64 to 512
 // chunks per unit; on units of 32 chunks the prepare's head start dominates and 3 of 5 rows
 // were 9-11 % slower, 16/16 and 16/32 equal, only 32/32 faster); shared up to one CTA per SM
 // (then the loop alone leaves most of the GPU to the prepare; with more, the loop's CTAs past
@@ -102,7 +102,7 @@ OverlapMode overlap_mode(const KernelConfig& c, const PlanShape& s, const PlanDe
 // columns' CTAs take the Output loop from h0 and leave the end state where pass 1 would; the
 // main pass skips the segment). The Output loop takes longer per chunk than the transition
 // loop, so the first segments' CTAs outlast the others when pass 1 is one wave: measured
-// (bench/results/h200_2026-11-30_s10/ab_first_segment_call8.txt) 9-23 % slower on every row
+// (docs/decisions/cp-first-segment-output.md) 9-23 % slower on every row
 // whose pass 1 fits two CTAs per SM (240 or fewer working CTAs), and 1-2.7 % faster with 416
 // (1x32768 at 4/16 and 16/16 in 64-chunk segments), where pass 1 takes a second wave anyway
 // and the main pass, bound by DRAM bandwidth, loses a segment in eight. So: only past two
@@ -128,7 +128,7 @@ bool first_segment_rule(const KernelConfig& c, const PlanDevice& d, std::int64_t
 //     its last segment into the first grid), of two segments or more.
 // The rule also asks that pass 1's last wave of two CTAs per SM leave at least a third of the
 // wave's slots free, where the tail's CTAs run beside it. Measured
-// (bench/results/h200_2026-12-01_s13/ab_prepare_tail_call*.txt, every 1xT anchor row in the
+// (docs/decisions/prepare-tail.md, every 1xT anchor row in the
 // dispatch's variant): with 104 or 112 free slots of 264 (16/16 and 4/16 in 8- to 64-chunk
 // segments) 1.4-5 % faster; with 184 (2/8 at 1x2048, 48 us) within 0.2 %; with 56 (2/8)
 // within +-0.8 %; with 24 (8/24 in 16- and 32-chunk segments, a quarter of the prepare in the
