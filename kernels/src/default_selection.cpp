@@ -63,6 +63,19 @@
 //               per SM already hide each other's latency.
 //   5. the rest (pipeline stages): first in registry order; a tuned table
 //               (gdnlab export) is where measured preferences belong.
+// The chunked backward (Pass::Backward, Family::Fused) has steps 2 and 3 of its own, fitted to
+// the backward anchor sweep (bench/results/h200_2026-12-01_plan_sweeps.sqlite, sweep 1; a CPU
+// test replays its rows): its one V-blocked kernel is the reverse chain (4 warps, two CTAs
+// per SM), so
+//   2'. block_v 32: 16 columns won only single-sequence 16/32 rows, by 1 %, and lost up to 10 %
+//               with several sequences (docs/decisions/backward-chain-16.md); the table takes it
+//               where it wins;
+//   3'. CP when the chain CTAs busy along the longest chain (each sequence's weighted by its
+//               length over the longest's) are under a quarter of the slots (SMs x two), then
+//               the longest segment whose CTAs, over every sequence's segments, fill 3/4 of
+//               the slots, else the shortest that splits. Over the 32 rows: 1 % from the
+//               fastest variant (geometric mean), worst 1.07x; the forward's step 3 (longest
+//               sequence only, block_v first) was 7 %, worst 1.48x.
 // Every step keeps at least one candidate: a preferred value is only taken when some remaining
 // candidate has it, so the rule works for any subset of the variant space a build compiles.
 #include "default_selection.hpp"
@@ -160,6 +173,37 @@ int choose_cp_segment_cw(const SelectionInput& in, int block_v, const std::set<i
   return off_available ? 0 : *segments.begin();
 }
 
+bool all_chunked_backward(const Pool& pool) {
+  for (const Variant* v : pool)
+    if (v->config().pass != Pass::Backward || v->config().family != Family::Fused) return false;
+  return true;
+}
+
+// The chunked backward's step 2' and 3' (see the rule's comment).
+constexpr int kChainBlockV = 32;
+
+int choose_cp_segment_chain(const SelectionInput& in, const Pool& pool, int block_v) {
+  const std::set<int> segments = values_of(pool, &KernelConfig::cp_segment_chunks);
+  const bool off_available = segments.count(0) != 0;
+  const int64_t slots = cta_slots(in, pool, block_v);
+  const int64_t longest_chunks = std::max<int64_t>(1, ceil_div(in.longest, kChunk));
+  const int64_t tokens = in.tokens > 0 ? in.tokens : in.num_seqs * in.longest;
+  const int64_t total_chunks = ceil_div(tokens, kChunk);
+  const int64_t ctas_per_segment = int64_t{in.Hv} * ceil_div(in.V, block_v);
+  // 4 x (CTAs busy along the longest chain) >= slots, in integers.
+  if (4 * ctas_per_segment * total_chunks >= slots * longest_chunks && off_available) return 0;
+  int best_filling = 0, shortest_splitting = 0;
+  for (int segment : segments) {  // ascending
+    if (segment == 0 || segment >= longest_chunks) continue;  // would not split anything
+    if (shortest_splitting == 0) shortest_splitting = segment;
+    const int64_t segments_total = std::max(in.num_seqs, ceil_div(total_chunks, segment));
+    if (fills(ctas_per_segment * segments_total, slots)) best_filling = segment;
+  }
+  if (best_filling != 0) return best_filling;
+  if (shortest_splitting != 0) return shortest_splitting;
+  return off_available ? 0 : *segments.begin();
+}
+
 // Returns the chosen cp_segment_chunks (0 = off).
 int choose_cp_segment(const SelectionInput& in, int block_v, const Pool& pool) {
   const std::set<int> segments = values_of(pool, &KernelConfig::cp_segment_chunks);
@@ -215,10 +259,13 @@ const Variant* select_default_variant(const SelectionInput& in,
   pool = keep_if(pool, [](const KernelConfig& c) { return c.family == Family::Fused; });
   pool = keep_if(pool, [](const KernelConfig& c) { return c.roles == WarpRoles::ColumnWarps; });
 
-  const int block_v = choose_block_v(in, pool);
+  const bool chain = all_chunked_backward(pool);
+  const int block_v = chain && values_of(pool, &KernelConfig::block_v).count(kChainBlockV)
+                          ? kChainBlockV
+                          : choose_block_v(in, pool);
   pool = keep_if(pool, [&](const KernelConfig& c) { return c.block_v == block_v; });
 
-  const int segment = choose_cp_segment(in, block_v, pool);
+  const int segment = chain ? choose_cp_segment_chain(in, pool, block_v) : choose_cp_segment(in, block_v, pool);
   pool = keep_if(pool, [&](const KernelConfig& c) { return c.cp_segment_chunks == segment; });
 
   const WarpRoles roles = choose_roles(in, pool, ctas_with_cp(in, block_v, segment));

@@ -17,9 +17,9 @@ using gdn::WarpRoles;
 using gdn::detail::select_default_variant;
 using gdn::detail::SelectionInput;
 
-// A forward variant named by its config, implementable everywhere.
+// A variant of the config's pass named by its config, implementable everywhere.
 std::unique_ptr<gdn::testing::FakeVariant> fake(const KernelConfig& c) {
-  return std::make_unique<gdn::testing::FakeVariant>(gdn::Pass::Forward, c, gdn::config_name(c));
+  return std::make_unique<gdn::testing::FakeVariant>(c.pass, c, gdn::config_name(c));
 }
 
 KernelConfig staged(int block_v) {
@@ -252,6 +252,37 @@ TEST(DefaultSelection, ColumnWarpContextParallelismFollowsTheAnchorSweep) {
   EXPECT_EQ(space.pick(two), gdn::config_name(cw(128)));
   // 100 CTAs unsplit (over 3/4 of 132) keep it off.
   EXPECT_EQ(space.pick(shape(1, 32768, 50)), gdn::config_name(cw(0)));
+}
+
+// The chunked backward's steps 2' and 3', replayed on rows of the backward anchor sweep
+// (bench/results/h200_2026-12-01_plan_sweeps.sqlite, sweep 1; ms of the pick / the fastest).
+TEST(DefaultSelection, ChunkedBackwardFollowsTheBackwardAnchorSweep) {
+  const auto chain = [](int block_v, int cp) {
+    KernelConfig c = fused(block_v, cp, WarpRoles::Cooperative);
+    c.pass = gdn::Pass::Backward;
+    return c;
+  };
+  std::vector<std::pair<KernelConfig, gdn::Variant::Resources>> variants;
+  for (int cp : {0, 16, 64}) variants.push_back({chain(16, cp), resident(2, 128)});
+  for (int cp : {0, 8, 16, 32, 64, 128}) variants.push_back({chain(32, cp), resident(2, 128)});
+  const Space space(variants);
+  const auto name = [&](int cp) { return gdn::config_name(chain(32, cp)); };
+  // 16/32 heads, 1 x 32768: 128 chain CTAs, half the slots: unsplit, 32 columns (6.94 ms, the
+  // fastest 6.93; 16 columns 6.96).
+  EXPECT_EQ(space.pick(shape(1, 32768, 32)), name(0));
+  // 2/4 heads, 1 x 32768: 16 CTAs; 32-chunk segments are the longest to fill 3/4 of the 264
+  // slots (16 segments x 16 = 256 CTAs): 1.10 ms, the fastest; unsplit 3.22.
+  EXPECT_EQ(space.pick(shape(1, 32768, 4)), name(32));
+  // 8/16 heads, 1 x 8192: 64 CTAs, under a quarter: 32-chunk segments (1.10 ms, the fastest).
+  EXPECT_EQ(space.pick(shape(1, 8192, 16)), name(32));
+  // 2/4 heads, eight sequences (longest 10180, 32768 tokens): 128 CTAs, but along the longest
+  // chain 16 x 512 / 160 = 51 busy: split, counting every sequence's segments (32-chunk
+  // segments: 1.20 ms; the fastest, 16-chunk ones, 1.17; unsplit 1.43).
+  SelectionInput ragged = shape(8, 10180, 4);
+  ragged.tokens = 32768;
+  EXPECT_EQ(space.pick(ragged), name(32));
+  // 16/32 heads, eight sequences of 1024: unsplit.
+  EXPECT_EQ(space.pick(shape(8, 1024, 32)), name(0));
 }
 
 TEST(DefaultSelection, IsDeterministicAndUsesRegistryOrderLast) {
