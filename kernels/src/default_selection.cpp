@@ -141,6 +141,22 @@ int choose_block_v(const SelectionInput& in, const Pool& pool) {
   return *block_vs.begin();
 }
 
+// The longest segment whose CTAs, over every sequence's segments, fill 3/4 of the slots; else
+// the shortest that splits the longest sequence; else CP off (or the only segment there is).
+int segment_filling_slots(const SelectionInput& in, const std::set<int>& segments, int64_t longest_chunks,
+                          int64_t total_chunks, int64_t ctas_per_segment, int64_t slots) {
+  int best_filling = 0, shortest_splitting = 0;
+  for (int segment : segments) {  // ascending
+    if (segment == 0 || segment >= longest_chunks) continue;  // would not split anything
+    if (shortest_splitting == 0) shortest_splitting = segment;
+    const int64_t segments_total = std::max(in.num_seqs, ceil_div(total_chunks, segment));
+    if (fills(ctas_per_segment * segments_total, slots)) best_filling = segment;
+  }
+  if (best_filling != 0) return best_filling;
+  if (shortest_splitting != 0) return shortest_splitting;
+  return segments.count(0) != 0 ? 0 : *segments.begin();
+}
+
 // The column-warp loop's step 3 (see the rule's comment). segments: the pool's values.
 constexpr int64_t kCwCpMinChunks = 64;
 
@@ -161,16 +177,7 @@ int choose_cp_segment_cw(const SelectionInput& in, int block_v, const std::set<i
                         ? 5 * ctas_per_segment * total_chunks < 2 * slots * std::max<int64_t>(1, longest_chunks)
                         : 2 * ctas < slots;
   if ((!idle || longest_chunks < kCwCpMinChunks) && off_available) return 0;
-  int best_filling = 0, shortest_splitting = 0;
-  for (int segment : segments) {  // ascending
-    if (segment == 0 || segment >= longest_chunks) continue;  // would not split anything
-    if (shortest_splitting == 0) shortest_splitting = segment;
-    const int64_t segments_total = std::max(in.num_seqs, ceil_div(total_chunks, segment));
-    if (fills(ctas_per_segment * segments_total, slots)) best_filling = segment;
-  }
-  if (best_filling != 0) return best_filling;
-  if (shortest_splitting != 0) return shortest_splitting;
-  return off_available ? 0 : *segments.begin();
+  return segment_filling_slots(in, segments, longest_chunks, total_chunks, ctas_per_segment, slots);
 }
 
 bool all_chunked_backward(const Pool& pool) {
@@ -192,16 +199,7 @@ int choose_cp_segment_chain(const SelectionInput& in, const Pool& pool, int bloc
   const int64_t ctas_per_segment = int64_t{in.Hv} * ceil_div(in.V, block_v);
   // 4 x (CTAs busy along the longest chain) >= slots, in integers.
   if (4 * ctas_per_segment * total_chunks >= slots * longest_chunks && off_available) return 0;
-  int best_filling = 0, shortest_splitting = 0;
-  for (int segment : segments) {  // ascending
-    if (segment == 0 || segment >= longest_chunks) continue;  // would not split anything
-    if (shortest_splitting == 0) shortest_splitting = segment;
-    const int64_t segments_total = std::max(in.num_seqs, ceil_div(total_chunks, segment));
-    if (fills(ctas_per_segment * segments_total, slots)) best_filling = segment;
-  }
-  if (best_filling != 0) return best_filling;
-  if (shortest_splitting != 0) return shortest_splitting;
-  return off_available ? 0 : *segments.begin();
+  return segment_filling_slots(in, segments, longest_chunks, total_chunks, ctas_per_segment, slots);
 }
 
 // Returns the chosen cp_segment_chunks (0 = off).
