@@ -232,7 +232,7 @@ TEST(ExportPlans, MergedSweepsJoinOneTable) {
             std::string::npos);
 }
 
-// A sweep of another database (another H200 of the same kind, another session) merges in with
+// A sweep of another database (another H200 of the same kind, another day) merges in with
 // --merge-db; the table names that database beside the sweep.
 TEST(ExportPlans, ASweepOfAnotherDatabaseOnTheSameKindOfDeviceMergesIn) {
   ScratchDir dir;
