@@ -33,10 +33,7 @@ void add_export(CLI::App& app, Action& run) {
     run = [db_path, sweep, out, merged, allow_partial, merge_db]() -> int {
       if (!merge_db->empty() && merged->empty())
         return usage_error("export", "--merge-db '" + *merge_db + "': expected with --merge-sweep, got no --merge-sweep");
-      db::OpenOptions oo;
-      oo.create_if_missing = false;
-      oo.read_only = true;
-      const auto database = db::Database::open(*db_path, oo);
+      const auto database = db::Database::open(*db_path, db::kReadExisting);
       db::ExportOptions eo;
       if (*sweep > 0) eo.sweep_id = *sweep;
       eo.out_dir = *out;

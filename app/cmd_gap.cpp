@@ -56,10 +56,7 @@ int run_gap(const GapArgs& a) {
     return usage_error("gap", "--out: expected a file path, got the directory '" + a.out + "'");
   const auto pass = db::parse_pass(a.pass);
   if (!pass) return usage_error("gap", "--pass: expected fwd or bwd, got '" + a.pass + "'");
-  db::OpenOptions oo;
-  oo.create_if_missing = false;
-  oo.read_only = true;
-  const auto database = db::Database::open(a.db_path, oo);
+  const auto database = db::Database::open(a.db_path, db::kReadExisting);
   const auto gap = db::oracle_gap(database, a.table_sweep, a.measured_sweep > 0 ? a.measured_sweep : a.table_sweep,
                                   *pass, a.allow_partial);
   const std::string text = db::render_oracle_gap(gap, *fmt);

@@ -20,10 +20,7 @@ void add_report(CLI::App& app, Action& run) {
     run = [db_path, sweep, format]() -> int {
       const auto fmt = db::parse_report_format(*format);
       if (!fmt) return usage_error("report", "--format: expected table, csv or json, got '" + *format + "'");
-      db::OpenOptions oo;
-      oo.create_if_missing = false;
-      oo.read_only = true;
-      const auto database = db::Database::open(*db_path, oo);
+      const auto database = db::Database::open(*db_path, db::kReadExisting);
       std::cout << db::render_report(database, *sweep > 0 ? std::optional<std::int64_t>(*sweep) : std::nullopt, *fmt);
       return 0;
     };

@@ -262,10 +262,7 @@ ExportResult export_dispatch(const Database& db, const ExportOptions& options) {
   result.selection = select_winners(db, sweep_id);
   std::optional<Database> other_db;
   if (!options.merge_db.empty()) {
-    OpenOptions oo;
-    oo.create_if_missing = false;
-    oo.read_only = true;
-    other_db.emplace(Database::open(options.merge_db.string(), oo));
+    other_db.emplace(Database::open(options.merge_db.string(), kReadExisting));
     result.selection.merged_db = options.merge_db.filename().string();
   }
   const Database& merge_from = other_db ? *other_db : db;

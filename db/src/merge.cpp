@@ -122,10 +122,7 @@ struct Source {
 };
 
 Source open_source(const std::string& path) {
-  OpenOptions oo;
-  oo.create_if_missing = false;
-  oo.read_only = true;
-  Database db = Database::open(path, oo);
+  Database db = Database::open(path, kReadExisting);
   std::vector<SweepShardRecord> shards;
   if (has_table(db, "sweep_shard")) {
     Statement s(db, "SELECT sweep_id, shard_index, shard_count FROM sweep_shard ORDER BY sweep_id");

@@ -10,10 +10,7 @@
 namespace gdn::tuner {
 
 ReplaySource ReplaySource::load(const std::string& path, std::optional<std::int64_t> sweep_id) {
-  db::OpenOptions oo;
-  oo.create_if_missing = false;
-  oo.read_only = true;
-  ReplaySource src(db::Database::open(path, oo));
+  ReplaySource src(db::Database::open(path, db::kReadExisting));
   src.path_ = path;
   if (!sweep_id) {
     for (const auto& s : db::list_sweeps(src.db_))

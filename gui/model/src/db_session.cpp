@@ -51,9 +51,7 @@ SessionProblem describe_db_error(const std::string& path, const std::exception& 
 void DbSession::try_open(double now_s) {
   next_check_s_ = now_s + interval_s_;
   try {
-    db::OpenOptions options;
-    options.create_if_missing = false;
-    options.read_only = true;
+    db::OpenOptions options = db::kReadExisting;
     // Short: the frame loop waits on this; a lock held longer is shown and retried.
     options.busy_timeout_ms = 100;
     db_.emplace(db::Database::open(path_, options));

@@ -63,6 +63,10 @@ struct OpenOptions {
   int migrate_to_version = 0;
 };
 
+// An existing file read as it is (no migration, no writes): what reports, exports, gaps,
+// merges and replays open.
+inline constexpr OpenOptions kReadExisting{.create_if_missing = false, .read_only = true};
+
 class Database {
  public:
   // Opens (or creates) the file; throws DbError with a clear message on any problem.
