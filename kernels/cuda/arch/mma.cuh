@@ -134,28 +134,35 @@ struct SwizzledTile16 {
   }
 };
 
+// The fragment loads below take any tile whose at(r, c) places 8 consecutive columns from a
+// multiple of 8 in 16 contiguous bytes (SmemTile16, or wgmma's swizzled WgTile16).
+
 // A fragment of rows [r0, r0+16) x cols [k0, k0+16) of a row-major tile.
-__device__ __forceinline__ void load_a(uint32_t (&a)[4], const SmemTile16& t, int r0, int k0) {
+template <class Tile>
+__device__ __forceinline__ void load_a(uint32_t (&a)[4], const Tile& t, int r0, int k0) {
   const int lane = threadIdx.x % 32;
   ldsm_x4(a, t.at(r0 + lane % 16, k0 + (lane / 16) * 8));
 }
 
 // A fragment of A = X^T, where the tile stores X (rows = the product's depth k, columns = m):
 // rows m0..m0+15 of A, depth k0..k0+15.
-__device__ __forceinline__ void load_a_trans(uint32_t (&a)[4], const SmemTile16& t, int m0, int k0) {
+template <class Tile>
+__device__ __forceinline__ void load_a_trans(uint32_t (&a)[4], const Tile& t, int m0, int k0) {
   const int lane = threadIdx.x % 32;
   ldsm_x4_trans(a, t.at(k0 + lane % 8 + (lane / 16) * 8, m0 + ((lane / 8) % 2) * 8));
 }
 
 // B fragments of two n-tiles (n0..n0+7 -> b[0], b[1]; n0+8..n0+15 -> b[2], b[3]) at depth
 // k0..k0+15, when the tile stores B row-major (rows = depth k, columns = n).
-__device__ __forceinline__ void load_b_kn(uint32_t (&b)[4], const SmemTile16& t, int k0, int n0) {
+template <class Tile>
+__device__ __forceinline__ void load_b_kn(uint32_t (&b)[4], const Tile& t, int k0, int n0) {
   const int lane = threadIdx.x % 32;
   ldsm_x4_trans(b, t.at(k0 + lane % 8 + ((lane / 8) % 2) * 8, n0 + (lane / 16) * 8));
 }
 
 // Same, when the tile stores B^T (rows = n, columns = depth k), e.g. K for Q K^T.
-__device__ __forceinline__ void load_b_nk(uint32_t (&b)[4], const SmemTile16& t, int k0, int n0) {
+template <class Tile>
+__device__ __forceinline__ void load_b_nk(uint32_t (&b)[4], const Tile& t, int k0, int n0) {
   const int lane = threadIdx.x % 32;
   ldsm_x4(b, t.at(n0 + lane % 8 + (lane / 16) * 8, k0 + ((lane / 8) % 2) * 8));
 }

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "arch/mma.cuh"
+
 namespace gdn::fused {
 
 // wgmma reads shared memory through the async proxy: a thread's cp.async (generic proxy)
@@ -85,6 +87,45 @@ __device__ __forceinline__ uint64_t sw32_desc(uint32_t addr, uint32_t sbo_bytes)
   return smem_desc(addr, 16, sbo_bytes, 3);
 }
 
+// A 16-bit matrix of `rows` rows and 64 or 128 columns in shared memory, in wgmma's canonical
+// 128-byte swizzle at a 1024-byte aligned base: 64-column halves of rows x 128 bytes each
+// (half h at h * rows * 128 bytes), 8-row x 128-byte atoms, the 16-byte group of column c in
+// row r at (c % 64 / 8) ^ (r % 8). Any such tile is a wgmma B operand in either orientation
+// (desc_nk, desc_kn) and an ldmatrix source (at(r, c) keeps 8 columns from a multiple of 8 in
+// 16 contiguous bytes; eight rows at one logical group hit eight distinct bank groups).
+struct WgTile16 {
+  uint16_t* p;
+  int rows;
+  __device__ __forceinline__ int offset(int r, int c) const {
+    return (c >> 6) * rows * 64 + r * 64 + ((((c >> 3) & 7) ^ (r & 7)) << 3) + (c & 7);
+  }
+  __device__ __forceinline__ uint16_t* at(int r, int c) const { return p + offset(r, c); }
+  __device__ __forceinline__ uint32_t& pair(int r, int c) const {  // c even
+    return *reinterpret_cast<uint32_t*>(p + offset(r, c));
+  }
+  __device__ __forceinline__ uint32_t half_bytes() const { return uint32_t(rows) * 128; }
+  // B operand of depth k0..k0+15 (k0 a multiple of 16) when the tile stores B^T (rows = the
+  // product's n, from n0, a multiple of 8): K-major, the k16 slice 32 bytes into the row.
+  __device__ __forceinline__ uint64_t desc_nk(int n0, int k0) const {
+    return smem_desc(smem_addr(p) + (k0 / 64) * half_bytes() + n0 * 128 + (k0 % 64) * 2, 16, 1024, 1);
+  }
+  // B operand of depth k0..k0+15 when the tile stores B (rows = depth, columns = n from n0, a
+  // multiple of 64): MN-major, the 64-column halves lbo apart, 8-row depth groups 1024 B apart.
+  __device__ __forceinline__ uint64_t desc_kn(int k0, int n0) const {
+    return smem_desc(smem_addr(p) + (n0 / 64) * half_bytes() + k0 * 128, half_bytes(), 1024, 1);
+  }
+};
+
+#define GDN_WGMMA_ASM_M64N32(TY)                                                   \
+  "{\n"                                                                            \
+  ".reg .pred p;\n"                                                                \
+  "setp.ne.b32 p, %21, 0;\n"                                                       \
+  "wgmma.mma_async.sync.aligned.m64n32k16.f32." TY "." TY " {"                     \
+  "%0, %1, %2, %3, %4, %5, %6, %7, "                                               \
+  "%8, %9, %10, %11, %12, %13, %14, %15"                                           \
+  "}, {%16, %17, %18, %19}, %20, p, 1, 1, %22;\n"                                  \
+  "}\n"
+
 #define GDN_WGMMA_ASM_M64N64(TY)                                                   \
   "{\n"                                                                            \
   ".reg .pred p;\n"                                                                \
@@ -117,6 +158,23 @@ __device__ __forceinline__ uint64_t sw32_desc(uint32_t addr, uint32_t sbo_bytes)
 #define GDN_F32(d, j)                                                                    \
   GDN_F4(d, j), GDN_F4(d, j + 1), GDN_F4(d, j + 2), GDN_F4(d, j + 3), GDN_F4(d, j + 4), \
       GDN_F4(d, j + 5), GDN_F4(d, j + 6), GDN_F4(d, j + 7)
+
+// D (64 x 32, fp32) = A (64 x 16, registers) B (16 x 32, shared) + (accumulate ? D : 0).
+template <class Elem, bool kTransB>
+__device__ __forceinline__ void wgmma_m64n32k16(float (&d)[4][4], const uint32_t (&a)[4],
+                                                uint64_t desc_b, bool accumulate) {
+  static_assert(std::is_same_v<Elem, __nv_bfloat16> || std::is_same_v<Elem, __half>);
+  if constexpr (std::is_same_v<Elem, __nv_bfloat16>)
+    asm volatile(GDN_WGMMA_ASM_M64N32("bf16")
+                 : GDN_F4(d, 0), GDN_F4(d, 1), GDN_F4(d, 2), GDN_F4(d, 3)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),
+                   "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
+  else
+    asm volatile(GDN_WGMMA_ASM_M64N32("f16")
+                 : GDN_F4(d, 0), GDN_F4(d, 1), GDN_F4(d, 2), GDN_F4(d, 3)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),
+                   "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
+}
 
 // D (64 x 64, fp32) = A (64 x 16, registers) B (16 x 64, shared) + (accumulate ? D : 0).
 // kTransB: B stored MN-major (n contiguous) instead of K-major.
@@ -153,9 +211,58 @@ __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[16][4], const uint32
                    "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
 }
 
+// Both operands from shared memory (descriptors): D (64 x N, fp32) = A (64 x 16) B (16 x N)
+// + (accumulate ? D : 0), N = 8 NT (32 or 64). kTransA / kTransB: the operand is stored
+// MN-major (m or n contiguous) instead of K-major.
+#define GDN_WGMMA_SS(SHAPE, TY, FIRST)                                                  \
+  "{\n"                                                                                \
+  ".reg .pred p;\n"                                                                    \
+  "setp.ne.b32 p, %" FIRST ", 0;\n"                                                    \
+  "wgmma.mma_async.sync.aligned." SHAPE ".f32." TY "." TY " {"
+
+template <int NT, class Elem, bool kTransA, bool kTransB>
+__device__ __forceinline__ void wgmma_ss(float (&d)[NT][4], uint64_t desc_a, uint64_t desc_b,
+                                         bool accumulate) {
+  static_assert(std::is_same_v<Elem, __nv_bfloat16> || std::is_same_v<Elem, __half>);
+  static_assert(NT == 4 || NT == 8, "m64n32k16 or m64n64k16");
+  constexpr bool kBf16 = std::is_same_v<Elem, __nv_bfloat16>;
+  if constexpr (NT == 4 && kBf16)
+    asm volatile(GDN_WGMMA_SS("m64n32k16", "bf16", "18")
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+                 "%16, %17, p, 1, 1, %19, %20;\n}\n"
+                 : GDN_F4(d, 0), GDN_F4(d, 1), GDN_F4(d, 2), GDN_F4(d, 3)
+                 : "l"(desc_a), "l"(desc_b), "r"(int32_t(accumulate)), "n"(int32_t(kTransA)),
+                   "n"(int32_t(kTransB)));
+  else if constexpr (NT == 4)
+    asm volatile(GDN_WGMMA_SS("m64n32k16", "f16", "18")
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+                 "%16, %17, p, 1, 1, %19, %20;\n}\n"
+                 : GDN_F4(d, 0), GDN_F4(d, 1), GDN_F4(d, 2), GDN_F4(d, 3)
+                 : "l"(desc_a), "l"(desc_b), "r"(int32_t(accumulate)), "n"(int32_t(kTransA)),
+                   "n"(int32_t(kTransB)));
+  else if constexpr (kBf16)
+    asm volatile(GDN_WGMMA_SS("m64n64k16", "bf16", "34")
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+                 "%32, %33, p, 1, 1, %35, %36;\n}\n"
+                 : GDN_F32(d, 0)
+                 : "l"(desc_a), "l"(desc_b), "r"(int32_t(accumulate)), "n"(int32_t(kTransA)),
+                   "n"(int32_t(kTransB)));
+  else
+    asm volatile(GDN_WGMMA_SS("m64n64k16", "f16", "34")
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+                 "%32, %33, p, 1, 1, %35, %36;\n}\n"
+                 : GDN_F32(d, 0)
+                 : "l"(desc_a), "l"(desc_b), "r"(int32_t(accumulate)), "n"(int32_t(kTransA)),
+                   "n"(int32_t(kTransB)));
+}
+
+#undef GDN_WGMMA_SS
 #undef GDN_F32
 #undef GDN_F4
 #undef GDN_WGMMA_ASM_M64N128
 #undef GDN_WGMMA_ASM_M64N64
+#undef GDN_WGMMA_ASM_M64N32
 
 }  // namespace gdn::fused

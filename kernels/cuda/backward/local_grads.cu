@@ -7,8 +7,7 @@ namespace {
 using fused::load_a;
 using fused::load_a_trans;
 using fused::load_b_kn;
-using fused::load_b_nk;
-using fused::SmemTile16;
+using Tile = fused::WgTile16;
 
 // Sum over the four lanes (t = lane % 4) that hold one fragment row.
 __device__ __forceinline__ float quad_sum(float x) {
@@ -17,30 +16,42 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x;
 }
 
-// acc (16 x 8 NT) += A (16 rows at r0 of `a`, row-major, depth `depth`) times B, where the tile
-// `b` stores B^T (rows = n: columns n0..; columns = depth).
-template <int NT, class Elem>
-__device__ __forceinline__ void gemm_a_bnk(float (&acc)[NT][4], const SmemTile16& a, int r0,
-                                           const SmemTile16& b, int n0, int depth) {
-  using Ops = fused::ElemOps<Elem>;
-  for (int kk = 0; kk < depth / 16; ++kk) {
-    uint32_t fa[4];
-    load_a(fa, a, r0, 16 * kk);
+// Warpgroup products on wgmma, both operands from shared memory: acc (this warp's 16 rows of
+// the warpgroup's 64 x 8 NT result, columns n0..) += A B, A (64 x kDepth) from tile `a`
+// (kTransA: A = X^T, the tile storing X, rows = depth; else rows = the 64 chunk rows) and B
+// from tile `b` (kBnk: the tile stores B^T, rows = n from n0; else B, rows = depth, n0 a
+// multiple of 64). wg_issue queues one product as a commit group; wg_wait<kPending> waits
+// until at most kPending groups are in flight and fences acc against early reads.
+template <int NT, int kDepth, class Elem, bool kTransA, bool kBnk>
+__device__ __forceinline__ void wg_issue(float (&acc)[NT][4], const Tile& a, const Tile& b, int n0) {
+  fused::wgmma_fence();
 #pragma unroll
-    for (int np = 0; np < NT / 2; ++np) {
-      uint32_t fb[4];
-      load_b_nk(fb, b, 16 * kk, n0 + 16 * np);
-      Ops::mma(acc[2 * np], fa, fb[0], fb[1]);
-      Ops::mma(acc[2 * np + 1], fa, fb[2], fb[3]);
-    }
+  for (int kk = 0; kk < kDepth / 16; ++kk) {
+    const uint64_t da = kTransA ? a.desc_kn(16 * kk, 0) : a.desc_nk(0, 16 * kk);
+    const uint64_t db = kBnk ? b.desc_nk(n0, 16 * kk) : b.desc_kn(16 * kk, n0);
+    fused::wgmma_ss<NT, Elem, kTransA, !kBnk>(acc, da, db, true);
   }
+  fused::wgmma_commit();
+}
+
+template <int kPending, int NT>
+__device__ __forceinline__ void wg_wait(float (&acc)[NT][4]) {
+  fused::wgmma_wait<kPending>();
+  fused::fence_accumulators(acc);
+}
+
+// Publishes shared-memory writes (st.shared, cp.async) to the whole CTA, wgmma's reads
+// (async proxy) included.
+__device__ __forceinline__ void publish() {
+  fused::fence_proxy_async_shared();
+  __syncthreads();
 }
 
 // acc += A B with B stored row-major (rows = depth, columns n0..); A row-major at r0 (kTransA:
 // A = X^T with the tile storing X, rows = depth).
 template <int NT, class Elem, bool kTransA>
-__device__ __forceinline__ void gemm_a_bkn(float (&acc)[NT][4], const SmemTile16& a, int r0,
-                                           const SmemTile16& b, int n0, int depth) {
+__device__ __forceinline__ void gemm_a_bkn(float (&acc)[NT][4], const Tile& a, int r0,
+                                           const Tile& b, int n0, int depth) {
   using Ops = fused::ElemOps<Elem>;
   for (int kk = 0; kk < depth / 16; ++kk) {
     uint32_t fa[4];
@@ -71,7 +82,7 @@ __device__ __forceinline__ void each(float (&acc)[NT][4], int r0, int c0, F f) {
 // Row sums of X o acc over this warp's columns, reduced over the quad and stored by lane t = 0
 // into out[row] (rows r0 + g and r0 + g + 8).
 template <int NT, class Elem>
-__device__ __forceinline__ void row_dot(const float (&acc)[NT][4], const SmemTile16& x, int r0,
+__device__ __forceinline__ void row_dot(const float (&acc)[NT][4], const Tile& x, int r0,
                                         int c0, float* out) {
   using Ops = fused::ElemOps<Elem>;
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -92,7 +103,7 @@ __device__ __forceinline__ void row_dot(const float (&acc)[NT][4], const SmemTil
 }
 
 template <int NT, class Elem>
-__device__ __forceinline__ void store16(const SmemTile16& dst, const float (&acc)[NT][4], int r0,
+__device__ __forceinline__ void store16(const Tile& dst, const float (&acc)[NT][4], int r0,
                                         int c0) {
   using Ops = fused::ElemOps<Elem>;
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -106,7 +117,7 @@ __device__ __forceinline__ void store16(const SmemTile16& dst, const float (&acc
 
 // cp.async of a 64-row, 128-column 16-bit token tile (rows past len zero-filled).
 template <class Elem>
-__device__ __forceinline__ void load_token_tile(const SmemTile16& dst, const void* src,
+__device__ __forceinline__ void load_token_tile(const Tile& dst, const void* src,
                                                 const ChunkInfo& ci, int heads, int head) {
   const Elem* base = static_cast<const Elem*>(src);
   for (int e = threadIdx.x; e < kC * (kK / 8); e += kLocalThreads) {
@@ -117,7 +128,7 @@ __device__ __forceinline__ void load_token_tile(const SmemTile16& dst, const voi
   }
 }
 
-__device__ __forceinline__ void load_state_tile(const SmemTile16& dst, const uint16_t* src) {
+__device__ __forceinline__ void load_state_tile(const Tile& dst, const uint16_t* src) {
   for (int e = threadIdx.x; e < kK * (kV / 8); e += kLocalThreads) {
     const int r = e / (kV / 8), c = (e % (kV / 8)) * 8;
     fused::cp_async_16(dst.at(r, c), src + r * kV + c, 16);
@@ -152,21 +163,22 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
   const bool split_dag = ci.len < kSplitDagRows;  // bwd_params.cuh
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int rm = 16 * (warp % 4), wc = warp / 4, cn = 64 * wc, cq = 32 * wc;
-  extern __shared__ __align__(128) char smem_raw[];
+  extern __shared__ __align__(1024) char smem_raw[];  // wgmma operand tiles: 1024-byte aligned
   const LocalSmem sm{smem_raw};
   LocalVectors& vec = sm.vec();
   // sS holds S^T (rows = value columns, columns = state rows).
-  const SmemTile16 sS = sm.s(), sDS = sm.ds(), sQ = sm.rows(0), sK = sm.rows(1),
+  const Tile sS = sm.s(), sDS = sm.ds(), sQ = sm.rows(0), sK = sm.rows(1),
                    sDO = sm.rows(2), sVN = sm.rows(3), sDVN = sm.rows(4), sW = sm.rows(5),
                    sDW = sm.rows(6), sT = sm.t(), sTb = sm.t_beta();
-  // In S^T's bytes once its last readers are done: the low halves of W' and dV_new.
-  const SmemTile16 sWlo = sm.s_half(0), sDVNlo = sm.s_half(1);
+  // A short chunk's low halves of W' (its own tile) and dV_new (in S^T's bytes once its last
+  // readers are done).
+  const Tile sWlo = sm.rows(7), sDVNlo = sm.s_half(1);
 
   // dq, dk of the current head; their sum over the heads before it is in dq_h, dk_h.
   float dq[8][4], dk[8][4];
   for (int head_i = 0; head_i < heads; ++head_i) {
     const int h = slot * heads + head_i;
-    if (head_i > 0) __syncthreads();  // the previous head's last readers of shared memory are done
+    if (head_i > 0) publish();  // the previous head's last readers of shared memory are done
 #pragma unroll
     for (int nj = 0; nj < 8; ++nj)
 #pragma unroll
@@ -203,18 +215,20 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
       vec.beta[r] = r < ci.len ? staged::load_beta(p.beta, (ci.tok_begin + r) * d.Hv + h, d) : 0.f;
     }
     fused::cp_async_wait_groups<2>();
-    __syncthreads();  // group 1 and the vectors
+    publish();  // group 1 and the vectors
+
+    // ---- A. the products with S and dS' ------------------------------------------------------
+    // W' = V - diag(e) K S: its 16-bit high part in place of V (each thread rewrites the elements
+    // it read), in a short chunk its low part (W' minus the rounded high part) beside it. T
+    // diag(beta) is formed while K S runs.
+    float wp[8][4] = {};
+    wg_issue<8, kK, Elem, false, true>(wp, sK, sS, cn);
     for (int e = threadIdx.x; e < kC * (kC / 2); e += kLocalThreads) {
       const int r = e / (kC / 2), c = (e % (kC / 2)) * 2;
       const float2 x = Ops::unpack(sT.pair(r, c));
       sTb.pair(r, c) = Ops::pack(x.x * vec.beta[c], x.y * vec.beta[c + 1]);
     }
-
-    // ---- A. the products with S and dS' ------------------------------------------------------
-    // W' = V - diag(e) K S: its 16-bit high part in place of V (each thread rewrites the elements
-    // it read); the fp32 values stay in registers until S^T's bytes are free for the low part.
-    float wp[8][4] = {};
-    gemm_a_bnk<8, Elem>(wp, sK, rm, sS, cn, kK);
+    wg_wait<0>(wp);
 #pragma unroll
     for (int nj = 0; nj < 8; ++nj) {
       const int col = cn + 8 * nj + 2 * t;
@@ -224,29 +238,37 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
       wp[nj][1] = va.y - vec.e[ra] * wp[nj][1];
       wp[nj][2] = vb.x - vec.e[rb] * wp[nj][2];
       wp[nj][3] = vb.y - vec.e[rb] * wp[nj][3];
-      sW.pair(ra, col) = Ops::pack(wp[nj][0], wp[nj][1]);
-      sW.pair(rb, col) = Ops::pack(wp[nj][2], wp[nj][3]);
+      const uint32_t ha = Ops::pack(wp[nj][0], wp[nj][1]), hb = Ops::pack(wp[nj][2], wp[nj][3]);
+      sW.pair(ra, col) = ha;
+      sW.pair(rb, col) = hb;
+      if (split_dag) {
+        const float2 xa = Ops::unpack(ha), xb = Ops::unpack(hb);
+        sWlo.pair(ra, col) = Ops::pack(wp[nj][0] - xa.x, wp[nj][1] - xa.y);
+        sWlo.pair(rb, col) = Ops::pack(wp[nj][2] - xb.x, wp[nj][3] - xb.y);
+      }
     }
     fused::cp_async_wait_groups<1>();
-    __syncthreads();  // W' high part, T diag(beta) and group 2 complete
+    publish();  // W' high part, T diag(beta) and group 2 complete
+    // V_new = (T diag(beta)) W', G1 = dO S^T and G3 = dW' S^T queued together; each
+    // epilogue runs while the products after it are on the tensor cores.
     {
-      // V_new = (T diag(beta)) W'.
       float vn[8][4] = {};
-      gemm_a_bkn<8, Elem, false>(vn, sTb, rm, sW, cn, kC);
+      wg_issue<8, kC, Elem, false, false>(vn, sTb, sW, cn);
+      wg_issue<8, kV, Elem, false, false>(dq, sDO, sS, cn);
+      wg_issue<8, kV, Elem, false, false>(dk, sDW, sS, cn);
+      wg_wait<2>(vn);
       store16<8, Elem>(sVN, vn, rm, cn);
     }
-    // G1 = dO S^T -> dq = scale diag(e) G1; (Q o G1) 1.
-    gemm_a_bkn<8, Elem, false>(dq, sDO, rm, sS, cn, kV);
+    // G1 -> dq = scale diag(e) G1; (Q o G1) 1.
+    wg_wait<1>(dq);
     row_dot<8, Elem>(dq, sQ, rm, cn, vec.rs_qs[wc]);
     each<8>(dq, rm, cn, [&](float& x, int r, int) { x *= d.scale * vec.e[r]; });
-    {
-      // G3 = dW' S^T -> dk = -diag(e) G3; (K o G3) 1.
-      gemm_a_bkn<8, Elem, false>(dk, sDW, rm, sS, cn, kV);
-      row_dot<8, Elem>(dk, sK, rm, cn, vec.rs_ksw[wc]);
-      each<8>(dk, rm, cn, [&](float& x, int r, int) { x *= -vec.e[r]; });
-    }
+    // G3 -> dk = -diag(e) G3; (K o G3) 1.
+    wg_wait<0>(dk);
+    row_dot<8, Elem>(dk, sK, rm, cn, vec.rs_ksw[wc]);
+    each<8>(dk, rm, cn, [&](float& x, int r, int) { x *= -vec.e[r]; });
     fused::cp_async_wait_groups<0>();
-    __syncthreads();  // V_new complete; group 3 landed
+    publish();  // V_new complete; group 3 landed
     {
       // <S, dS'>, in a fixed order. A sequence's first chunk starts at h0 and its last ends at
       // dht: there the caller's fp32 values, not their 16-bit copies. A one-token sequence's dg
@@ -271,47 +293,43 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
       for (int off = 16; off > 0; off >>= 1) sdot += __shfl_xor_sync(0xffffffffu, sdot, off);
       if (lane == 0) vec.sdot[warp] = sdot;
     }
-    __syncthreads();  // S^T's last readers done
-    // The low halves: dV_new's from the chain's second plane, W''s from the registers.
+    publish();  // S^T's last readers done
+    // G2 = V_new dS'^T, dP = dO V_new^T and Q K^T queued (none reads S^T's bytes, which dV_new's
+    // low half below takes).
+    float g2[8][4] = {}, dp[4][4] = {}, dag[4][4] = {}, qk[4][4] = {};
+    wg_issue<8, kV, Elem, false, true>(g2, sVN, sDS, cn);
+    wg_issue<4, kV, Elem, false, true>(dp, sDO, sVN, cq);
+    wg_issue<4, kK, Elem, false, true>(qk, sQ, sK, cq);
+    // A short chunk's low half of dV_new, from the chain's second plane.
     if (split_dag) {
       load_token_tile<uint16_t>(sDVNlo, p.dvnew16_lo, ci, d.Hv, h);
       fused::cp_async_commit();
-#pragma unroll
-      for (int nj = 0; nj < 8; ++nj) {
-        const int col = cn + 8 * nj + 2 * t;
-        const float2 ha = Ops::unpack(sW.pair(rm + g, col)), hb = Ops::unpack(sW.pair(rm + g + 8, col));
-        sWlo.pair(rm + g, col) = Ops::pack(wp[nj][0] - ha.x, wp[nj][1] - ha.y);
-        sWlo.pair(rm + g + 8, col) = Ops::pack(wp[nj][2] - hb.x, wp[nj][3] - hb.y);
-      }
     }
-    {
-      // G2 = V_new dS'^T -> dk += diag(f) G2; (K o G2) 1.
-      float g2[8][4] = {};
-      gemm_a_bnk<8, Elem>(g2, sVN, rm, sDS, cn, kV);
-      row_dot<8, Elem>(g2, sK, rm, cn, vec.rs_kds[wc]);
+    // G2 -> dk += diag(f) G2; (K o G2) 1.
+    wg_wait<2>(g2);
+    row_dot<8, Elem>(g2, sK, rm, cn, vec.rs_kds[wc]);
 #pragma unroll
-      for (int nj = 0; nj < 8; ++nj)
+    for (int nj = 0; nj < 8; ++nj)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) dk[nj][e] += vec.f[rm + g + (e >= 2 ? 8 : 0)] * g2[nj][e];
-    }
-    float dp[4][4] = {}, dag[4][4] = {}, qk[4][4] = {};
-    gemm_a_bnk<4, Elem>(dp, sDO, rm, sVN, cq, kV);
-    gemm_a_bnk<4, Elem>(qk, sQ, rm, sK, cq, kK);
+      for (int e = 0; e < 4; ++e) dk[nj][e] += vec.f[rm + g + (e >= 2 ? 8 : 0)] * g2[nj][e];
+    wg_wait<0>(dp);
+    fused::fence_accumulators(qk);
     fused::cp_async_wait_groups<0>();
-    __syncthreads();  // both low halves complete
+    publish();  // dV_new's low half complete
     // dAg = dV_new W'^T, in a short chunk in split precision (hi hi + hi lo + lo hi).
-    gemm_a_bnk<4, Elem>(dag, sDVN, rm, sW, cq, kV);
+    wg_issue<4, kV, Elem, false, true>(dag, sDVN, sW, cq);
     if (split_dag) {
-      gemm_a_bnk<4, Elem>(dag, sDVN, rm, sWlo, cq, kV);
-      gemm_a_bnk<4, Elem>(dag, sDVNlo, rm, sW, cq, kV);
+      wg_issue<4, kV, Elem, false, true>(dag, sDVN, sWlo, cq);
+      wg_issue<4, kV, Elem, false, true>(dag, sDVNlo, sW, cq);
     }
-    __syncthreads();  // S, dS' and the row tiles 2..6 are free
+    wg_wait<0>(dag);
+    publish();  // S, dS' and the row tiles 2..6 are free
 
     // ---- B. the 64 x 64 products ---------------------------------------------------------------
     float* m3 = sm.scratch(0);  // dPm o Q K^T
     float* m1 = sm.scratch(1);  // dAg
     float* m2 = sm.scratch(2);  // Z o K K^T
-    const SmemTile16 sP = sm.tile64(0), sDT = sm.tile64(1), sX = sm.tile64(2), sZ = sm.tile64(3);
+    const Tile sP = sm.tile64(0), sDT = sm.tile64(1), sX = sm.tile64(2), sZ = sm.tile64(3);
     each<4>(dp, rm, cq, [&](float& x, int i, int j) {
       x = i >= j ? d.scale * x * expf(vec.gam[i] - vec.gam[j]) : 0.f;
     });
@@ -329,7 +347,7 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
     }
     store16<4, Elem>(sP, dp, rm, cq);
     store16<4, Elem>(sDT, dag, rm, cq);
-    __syncthreads();
+    publish();
 
     rows_minus_columns<false>(m3, vec.dgam);
     {
@@ -345,19 +363,25 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
       b += __shfl_xor_sync(0xffffffffu, b, 2);
       if (part == 0) vec.dbeta[r] = b;
     }
+    wg_issue<8, kC, Elem, false, false>(dq, sP, sK, cn);  // dq += dPm K
+    wg_issue<8, kC, Elem, true, false>(dk, sP, sQ, cn);   // dk += dPm^T Q
     {
+      // X = T^T dT on mma.sync meanwhile (its B, columns 32.. of one swizzle atom, is no
+      // wgmma operand).
       float x[4][4] = {};
-      gemm_a_bkn<4, Elem, true>(x, sT, rm, sDT, cq, kC);  // X = T^T dT
+      gemm_a_bkn<4, Elem, true>(x, sT, rm, sDT, cq, kC);
       store16<4, Elem>(sX, x, rm, cq);
     }
-    gemm_a_bkn<8, Elem, false>(dq, sP, rm, sK, cn, kC);  // dq += dPm K
-    gemm_a_bkn<8, Elem, true>(dk, sP, rm, sQ, cn, kC);   // dk += dPm^T Q
-    __syncthreads();  // X complete
+    wg_wait<0>(dq);
+    fused::fence_accumulators(dk);
+    publish();  // X complete
 
     {
       float da[4][4] = {}, kk[4][4] = {};
-      gemm_a_bnk<4, Elem>(da, sX, rm, sT, cq, kC);  // X T^T
-      gemm_a_bnk<4, Elem>(kk, sK, rm, sK, cq, kK);  // K K^T
+      wg_issue<4, kC, Elem, false, true>(da, sX, sT, cq);  // X T^T
+      wg_issue<4, kK, Elem, false, true>(kk, sK, sK, cq);  // K K^T
+      wg_wait<0>(da);
+      fused::fence_accumulators(kk);
 
       float rba = 0.f, rbb = 0.f;
 #pragma unroll
@@ -388,12 +412,13 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
       }
       store16<4, Elem>(sZ, da, rm, cq);
     }
-    __syncthreads();  // Z, Z o K K^T complete
+    publish();  // Z, Z o K K^T complete
 
-    gemm_a_bkn<8, Elem, false>(dk, sZ, rm, sK, cn, kC);  // dk += Z K
-    gemm_a_bkn<8, Elem, true>(dk, sZ, rm, sK, cn, kC);   // dk += Z^T K
+    wg_issue<8, kC, Elem, false, false>(dk, sZ, sK, cn);  // dk += Z K
+    wg_issue<8, kC, Elem, true, false>(dk, sZ, sK, cn);   // dk += Z^T K
     rows_minus_columns<true>(m2, vec.dgam);
-    __syncthreads();
+    wg_wait<0>(dk);
+    publish();
     if (threadIdx.x < kC) {
       const int r = threadIdx.x;
       const float rs_qs = vec.rs_qs[0][r] + vec.rs_qs[1][r];
@@ -401,7 +426,7 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
       vec.dgam[r] += d.scale * vec.e[r] * rs_qs - vec.e[r] * rs_ksw;
       vec.dbeta[r] += vec.db_rows[0][r] + vec.db_rows[1][r];
     }
-    __syncthreads();
+    publish();
     if (threadIdx.x < kC) {
       const int r = threadIdx.x;
       if (r == kC - 1) {
@@ -412,10 +437,10 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
       // The f terms (see the header): the exclusive prefix of f_r (K dS')_r . V_new_r.
       vec.fsum[r] = r > 0 ? vec.f[r - 1] * (vec.rs_kds[0][r - 1] + vec.rs_kds[1][r - 1]) : 0.f;
     }
-    __syncthreads();
+    publish();
     staged::chunk_reverse_cumsum_warp0(vec.dgam, vec.dgam);
     staged::chunk_cumsum_warp0(vec.fsum, vec.fsum);
-    __syncthreads();
+    publish();
     if (threadIdx.x < ci.len) {
       const int r = threadIdx.x;
       const int64_t gi = (ci.tok_begin + r) * d.Hv + h;

@@ -1,11 +1,13 @@
 // The local gradients of the chunked backward: one CTA of 8 warps per (chunk, group of the
 // launch plan's local_heads value heads of one q/k head, walked in order; q and k stay in shared
-// memory, dq and dk sum over the heads), on tensor cores (mma.sync m16n8k16, 16-bit operands,
-// fp32 accumulators). Inputs per head: the chunk's start state S (stored transposed, S^T) and
-// end-state gradient dS' (128 x 128), v, dO, dV_new and dW' = dv (64 x 128), T (64 x 64), gamma
-// and beta; q, k (64 x 128) once. Warp w owns chunk rows
-// 16 (w % 4) .. +15 and, of a 64 x 128 result, columns 64 (w / 4) .. +63 (of a 64 x 64 one,
-// 32 (w / 4) .. +31). With e = exp(gamma), f = exp(gamma_last - gamma), Gam[i][j] =
+// memory, dq and dk sum over the heads), on tensor cores: warpgroup products (wgmma, A from
+// registers through ldmatrix, B from swizzled shared memory; 16-bit operands, fp32
+// accumulators), and one 64 x 64 product (X) on mma.sync, whose B would start mid-atom.
+// Inputs per head: the chunk's start state S (stored transposed, S^T) and end-state gradient
+// dS' (128 x 128), v, dO, dV_new and dW' = dv (64 x 128), T (64 x 64), gamma and beta; q, k
+// (64 x 128) once. Warpgroup w / 4 computes, of a 64 x 128 result, columns 64 (w / 4) .. +63
+// (of a 64 x 64 one, 32 (w / 4) .. +31), its warp w holding chunk rows 16 (w % 4) .. +15 (the
+// m64nNk16 accumulator layout). With e = exp(gamma), f = exp(gamma_last - gamma), Gam[i][j] =
 // exp(gamma_i - gamma_j) (i >= j):
 //   A. W' = V - diag(e) K S                       (64 x 128, depth 128) -> shared, in V's place
 //      (its 16-bit high part; in a short chunk the low part joins dV_new's for dAg, in
@@ -30,13 +32,12 @@
 #include "bwd_params.cuh"
 #include "common/chunk_math.cuh"
 #include "arch/mma.cuh"
+#include "arch/wgmma.cuh"
 #include "arch/launch_smem.cuh"
 
 namespace gdn::bwd {
 
 inline constexpr int kLocalThreads = 256;
-inline constexpr int kLd128 = kK + 8;  // 16-bit rows of 128 columns, padded
-inline constexpr int kLd64 = kC + 8;   // 16-bit rows of 64 columns, padded
 inline constexpr int kLdF = kC + 1;    // fp32 64 x 64 scratch rows
 
 struct LocalVectors {
@@ -46,43 +47,43 @@ struct LocalVectors {
   float sdot[kLocalThreads / 32];
 };
 
-// Shared memory: S^T and dS' (128 x 128 16-bit; reused in phase B as three fp32 64 x 64
-// scratch matrices), q, k, then dO, V_new, dV_new, V (W' in place) and dW' (64 x 128 16-bit;
-// reused in phase B as 16-bit 64 x 64 operand tiles), T and T diag(beta), and the per-row
-// vectors. 213 KB: one CTA per SM.
+// Shared memory, every 16-bit tile in wgmma's 128-byte swizzle (fused::WgTile16) at a
+// 1024-byte aligned offset: S^T and dS' (128 x 128; reused in phase B as three fp32 64 x 64
+// scratch matrices), q, k, then dO, V_new, dV_new, V (W' in place) and dW' (64 x 128; reused
+// in phase B as 64 x 64 operand tiles), W''s low part (a short chunk's, for dAg in split
+// precision: a tile of its own frees W''s 32 fp32 registers per thread at once), T and
+// T diag(beta) (64 x 64), and the per-row vectors. 212 KB + the vectors: one CTA per SM.
 struct LocalSmem {
-  static constexpr size_t kStateBytes = size_t(kK) * kLd128 * 2;
-  static constexpr size_t kRowsBytes = size_t(kC) * kLd128 * 2;
-  static constexpr size_t kTBytes = size_t(kC) * kLd64 * 2;
+  static constexpr size_t kStateBytes = size_t(kK) * kV * 2;
+  static constexpr size_t kRowsBytes = size_t(kC) * kK * 2;
+  static constexpr size_t kTBytes = size_t(kC) * kC * 2;
   static constexpr size_t kScratchBytes = size_t(kC) * kLdF * 4;
-  static constexpr size_t kTile64Bytes = size_t(kC) * kLd64 * 2;
+  static constexpr size_t kTile64Bytes = size_t(kC) * kC * 2;
   static_assert(3 * kScratchBytes <= 2 * kStateBytes, "fp32 scratch fits in S and dS'");
   static_assert(4 * kTile64Bytes <= 5 * kRowsBytes, "phase-B tiles fit in the row tiles");
+  static_assert(kStateBytes % 1024 == 0 && kRowsBytes % 1024 == 0 && kTBytes % 1024 == 0,
+                "wgmma operand tiles start on 1024-byte boundaries");
   static constexpr size_t kRowsOffset = 2 * kStateBytes;
-  static constexpr size_t kTOffset = kRowsOffset + 7 * kRowsBytes;
+  static constexpr size_t kTOffset = kRowsOffset + 8 * kRowsBytes;
   static constexpr size_t kVecOffset = kTOffset + 2 * kTBytes;
   static constexpr size_t bytes() { return kVecOffset + sizeof(LocalVectors); }
 
   char* base;
-  __device__ __forceinline__ fused::SmemTile16 s() const {
-    return {reinterpret_cast<uint16_t*>(base), kLd128};
+  __device__ __forceinline__ fused::WgTile16 tile(size_t offset, int rows) const {
+    return {reinterpret_cast<uint16_t*>(base + offset), rows};
   }
-  // Half i (64 rows x 128 columns) of S^T's bytes.
-  __device__ __forceinline__ fused::SmemTile16 s_half(int i) const {
-    return {reinterpret_cast<uint16_t*>(base + i * kRowsBytes), kLd128};
+  // S^T: rows = value columns, columns = state rows.
+  __device__ __forceinline__ fused::WgTile16 s() const { return tile(0, kV); }
+  // Half i of S^T's bytes as a 64 x 128 tile.
+  __device__ __forceinline__ fused::WgTile16 s_half(int i) const { return tile(i * kRowsBytes, kC); }
+  __device__ __forceinline__ fused::WgTile16 ds() const { return tile(kStateBytes, kK); }
+  // Rows tiles: 0 q, 1 k, 2 dO, 3 V_new, 4 dV_new, 5 V / W', 6 dW', 7 W''s low part.
+  __device__ __forceinline__ fused::WgTile16 rows(int i) const {
+    return tile(kRowsOffset + i * kRowsBytes, kC);
   }
-  __device__ __forceinline__ fused::SmemTile16 ds() const {
-    return {reinterpret_cast<uint16_t*>(base + kStateBytes), kLd128};
-  }
-  // Rows tiles: 0 q, 1 k, 2 dO, 3 V_new, 4 dV_new, 5 V / W', 6 dW'.
-  __device__ __forceinline__ fused::SmemTile16 rows(int i) const {
-    return {reinterpret_cast<uint16_t*>(base + kRowsOffset + i * kRowsBytes), kLd128};
-  }
-  __device__ __forceinline__ fused::SmemTile16 t() const {
-    return {reinterpret_cast<uint16_t*>(base + kTOffset), kLd64};
-  }
-  __device__ __forceinline__ fused::SmemTile16 t_beta() const {  // T diag(beta)
-    return {reinterpret_cast<uint16_t*>(base + kTOffset + kTBytes), kLd64};
+  __device__ __forceinline__ fused::WgTile16 t() const { return tile(kTOffset, kC); }
+  __device__ __forceinline__ fused::WgTile16 t_beta() const {  // T diag(beta)
+    return tile(kTOffset + kTBytes, kC);
   }
   __device__ __forceinline__ LocalVectors& vec() const {
     return *reinterpret_cast<LocalVectors*>(base + kVecOffset);
@@ -91,9 +92,8 @@ struct LocalSmem {
   __device__ __forceinline__ float* scratch(int i) const {
     return reinterpret_cast<float*>(base + i * kScratchBytes);
   }
-  __device__ __forceinline__ fused::SmemTile16 tile64(int i) const {  // in rows tiles 2..6
-    return {reinterpret_cast<uint16_t*>(base + kRowsOffset + 2 * kRowsBytes + i * kTile64Bytes),
-            kLd64};
+  __device__ __forceinline__ fused::WgTile16 tile64(int i) const {  // in rows tiles 2..6
+    return tile(kRowsOffset + 2 * kRowsBytes + i * kTile64Bytes, kC);
   }
 };
 
