@@ -24,7 +24,7 @@ FlashInfer runs live on the forward rows where the flashinfer package imports (f
 first call): flashinfer_ms, flashinfer_source=live, its output and final state checked against
 ours. It has no backward: bwd and train rows leave it empty. Rows whose shapes it cannot run get
 flashinfer_source empty and the reason in note. flashinfer_published_ms is always the published
-figure. Docs/benchmarking.md says how both come to a GPU machine without network.
+figure. How both come to a GPU machine without network: docs/benchmarking.md.
 
 The CSV keeps published figures raw; the printed table scales them by the row's FLA
 live/published ratio (docs/benchmarking.md).
@@ -37,6 +37,7 @@ Examples (on the H200, from the repo root, with FLA importable):
   ... --pass bwd --rows 16/32,32k_1seq --reps 50 --out bwd_h200
   ... --pass train --out train_h200                      # training step, 32 backward rows
   ... --pass fwd --out fwd_h200 --resume --budget-s 500     # continue a run cut short
+  . /tmp/site-peers/env.sh && ... --pass fwd --flashqla-rows 1x32768  # FlashQLA, FlashInfer live
   python3 scripts/bench_peers.py --pass all --dry-run        # list rows, no GPU needed
 """
 
