@@ -185,7 +185,7 @@ if [[ -n $peers_site ]]; then
   if [[ -f $peers_site/env.sh ]]; then
     # shellcheck disable=SC1091  # written on this machine by scripts/install_wheel_load.sh
     . "$peers_site/env.sh"
-    note "wheels: peers from $peers_site: $(ls "$peers_site/.wheel-loads" 2>/dev/null | tr '\n' ' ')"
+    note "wheels: peers from $peers_site: $(cd "$peers_site/.wheel-loads" 2>/dev/null && printf '%s ' *.whl)"
   else
     note "wheels: --peers-site $peers_site holds no env.sh (install the loads into it with" \
          "scripts/install_wheel_load.sh first): FlashQLA and FlashInfer stay published"

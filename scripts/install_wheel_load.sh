@@ -31,11 +31,11 @@ manifest=$loaddir/MANIFEST.tsv
 load=$(basename "$loaddir")
 command -v sha256sum > /dev/null || die "sha256sum not found"
 
-declare -A size sha count pieces piece_load load_rank
+declare -A sha count pieces piece_load load_rank
 wheels=() loads=()
-while IFS=$'\t' read -r kind f1 f2 f3 f4 f5; do
+while IFS=$'\t' read -r kind f1 _ f3 f4 _; do
   case $kind in
-    wheel) wheels+=("$f1"); size[$f1]=$f2; sha[$f1]=$f3; count[$f1]=$f4 ;;
+    wheel) wheels+=("$f1"); sha[$f1]=$f3; count[$f1]=$f4 ;;
     piece) pieces[$f1]+="$f4 "; piece_load[$f4]=$f3 ;;
     load) load_rank[$f1]=${#loads[@]}; loads+=("$f1") ;;
     ''|\#*) ;;

@@ -271,16 +271,20 @@ class BenchLoopTest(unittest.TestCase):
             self.assertEqual((failed["flashqla_ms"], failed["flashqla_source"]), ("", ""))
             self.assertIn("flashqla: RuntimeError: boom in flashqla", failed["error"])
 
-    def test_no_flashqla_keeps_published_figures(self):
+    def run_16_32(self, pass_, *flags, **peers):
+        """(CSV text, rows) of a run over the 16/32 rows of a pass."""
         with tempfile.TemporaryDirectory() as d:
-            out = Path(d) / "bwd.csv"
-            rc, _ = self.run_main("--pass", "bwd", "--rows", "16/32", "--out", str(out),
-                                  "--no-flashqla", flashqla=FakeFlashQla)
+            out = Path(d) / "peers.csv"
+            rc, _ = self.run_main("--pass", pass_, "--rows", "16/32", "--out", str(out), *flags,
+                                  **peers)
             self.assertEqual(rc, 0)
-            self.assertIn("FlashQLA: published column (--no-flashqla)", out.read_text())
-            rows = report.read_csv(out)
-            self.assertEqual({r["flashqla_source"] for r in rows}, {"published"})
-            self.assertEqual({r["error"] for r in rows}, {""})
+            return out.read_text(), report.read_csv(out)
+
+    def test_no_flashqla_keeps_published_figures(self):
+        text, rows = self.run_16_32("bwd", "--no-flashqla", flashqla=FakeFlashQla)
+        self.assertIn("FlashQLA: published column (--no-flashqla)", text)
+        self.assertEqual({r["flashqla_source"] for r in rows}, {"published"})
+        self.assertEqual({r["error"] for r in rows}, {""})
 
     def test_flashqla_rows_limit_its_live_runs(self):
         with tempfile.TemporaryDirectory() as d:
@@ -361,25 +365,15 @@ class BenchLoopTest(unittest.TestCase):
                              "check: final state differs from FlashInfer's by 0.5 relative RMS")
 
     def test_no_flashinfer_keeps_the_published_column_only(self):
-        with tempfile.TemporaryDirectory() as d:
-            out = Path(d) / "fwd.csv"
-            rc, _ = self.run_main("--pass", "fwd", "--rows", "16/32", "--out", str(out),
-                                  "--no-flashinfer", flashinfer=FakeFlashInfer)
-            self.assertEqual(rc, 0)
-            self.assertIn("FlashInfer: published column (--no-flashinfer)", out.read_text())
-            rows = report.read_csv(out)
-            self.assertEqual({r["flashinfer_ms"] for r in rows}, {""})
-            self.assertEqual({r["flashinfer_source"] for r in rows}, {"published"})
-            self.assertTrue(all(r["flashinfer_published_ms"] for r in rows))
+        text, rows = self.run_16_32("fwd", "--no-flashinfer", flashinfer=FakeFlashInfer)
+        self.assertIn("FlashInfer: published column (--no-flashinfer)", text)
+        self.assertEqual({r["flashinfer_ms"] for r in rows}, {""})
+        self.assertEqual({r["flashinfer_source"] for r in rows}, {"published"})
+        self.assertTrue(all(r["flashinfer_published_ms"] for r in rows))
 
     def test_flashinfer_is_not_opened_without_a_forward_pass(self):
-        with tempfile.TemporaryDirectory() as d:
-            out = Path(d) / "bwd.csv"
-            rc, _ = self.run_main("--pass", "bwd", "--rows", "16/32", "--out", str(out),
-                                  flashinfer=MissingFlashInfer)
-            self.assertEqual(rc, 0)
-            self.assertIn("FlashInfer: published column (no forward pass; it has no backward)",
-                          out.read_text())
+        text, _ = self.run_16_32("bwd", flashinfer=MissingFlashInfer)
+        self.assertIn("FlashInfer: published column (no forward pass; it has no backward)", text)
 
 
 if __name__ == "__main__":
