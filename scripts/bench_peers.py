@@ -13,11 +13,20 @@ JIT and FLA's autotuning, which costs 30-110 s per new head configuration (rows 
 head configuration, so once each). Set TRITON_CACHE_DIR to a kept folder to keep the
 autotuning between runs.
 
-FlashQLA runs live where the flash_qla package imports (flash-qla + tilelang + z3, ~80 MB of
-wheels; TileLang compiles each new shape on its first call, ~20 s, inside the eager first call):
+FlashQLA runs live where the flash_qla package imports (flash-qla + tilelang + z3; TileLang
+compiles each new shape on its first call, ~20 s, inside the eager first call, never timed):
 flashqla_ms is then measured with the same timer, flashqla_source=live. Otherwise (or with
---no-flashqla) flashqla_ms is its published figure, flashqla_source=published, and train rows
-have none. The CSV keeps published figures raw; the printed table scales them by the row's FLA
+--no-flashqla, or on rows outside --flashqla-rows) flashqla_ms is its published figure,
+flashqla_source=published, and train rows have none.
+
+FlashInfer runs live on the forward rows where the flashinfer package imports (flashinfer-python
++ the CuTe DSL; its kernels compile on the first call of each configuration, inside the eager
+first call): flashinfer_ms, flashinfer_source=live, its output and final state checked against
+ours. It has no backward: bwd and train rows leave it empty. Rows whose shapes it cannot run get
+flashinfer_source empty and the reason in note. flashinfer_published_ms is always the published
+figure. How both come to a GPU machine without network: docs/benchmarking.md.
+
+The CSV keeps published figures raw; the printed table scales them by the row's FLA
 live/published ratio (docs/benchmarking.md).
 
 FLA's backward (bwd and train) is timed with its Hopper/Triton>=3.4 guard bypassed (its issue
@@ -28,6 +37,7 @@ Examples (on the H200, from the repo root, with FLA importable):
   ... --pass bwd --rows 16/32,32k_1seq --reps 50 --out bwd_h200
   ... --pass train --out train_h200                      # training step, 32 backward rows
   ... --pass fwd --out fwd_h200 --resume --budget-s 500     # continue a run cut short
+  . /tmp/site-peers/env.sh && ... --pass fwd --flashqla-rows 1x32768  # FlashQLA, FlashInfer live
   python3 scripts/bench_peers.py --pass all --dry-run        # list rows, no GPU needed
 """
 
@@ -75,6 +85,13 @@ def parse_args(argv):
     ap.add_argument("--no-fla", action="store_true", help="do not time FLA (fla_ms left empty)")
     ap.add_argument("--no-flashqla", action="store_true",
                     help="do not time FlashQLA live even where flash_qla imports (published "
+                         "figures only)")
+    ap.add_argument("--flashqla-rows", default="",
+                    help="time FlashQLA live only on the rows these --rows-style filters match "
+                         "(its TileLang compile costs ~20 s per new shape); the other rows keep "
+                         "its published figure (default: every row)")
+    ap.add_argument("--no-flashinfer", action="store_true",
+                    help="do not time FlashInfer live even where flashinfer imports (published "
                          "figures only)")
     ap.add_argument("--resume", action="store_true",
                     help="keep the rows of an existing --out that have no error; time the rest")
@@ -134,7 +151,7 @@ def nvidia_smi(query):
         return "n/a"
 
 
-def provenance(a, torch, fla_version, flashqla_note, gdn_version, train_path):
+def provenance(a, torch, fla_version, flashqla_note, flashinfer_note, gdn_version, train_path):
     import triton
     props = torch.cuda.get_device_properties(0)
     lines = [
@@ -145,14 +162,15 @@ def provenance(a, torch, fla_version, flashqla_note, gdn_version, train_path):
         f"driver: {nvidia_smi('driver_version')}; CUDA (torch): {torch.version.cuda}; "
         f"torch: {torch.__version__}; triton: {triton.__version__}; python: {platform.python_version()}",
         f"FLA: {fla_version} (fla-core wheel, FLA_FLASH_QLA=0; bwd guard for its issue 640 "
-        f"bypassed: timing only); FlashQLA: {flashqla_note}; FlashInfer: published column",
+        f"bypassed: timing only); FlashQLA: {flashqla_note}; FlashInfer: {flashinfer_note}",
         f"libgdn: {gdn_version}; git SHA: {git_sha(a)}; dispatch table: "
         + (f"{a.dispatch_table} (loaded at run time)" if a.dispatch_table else "built in"),
         f"timing: CUDA-graph replay, median of {a.reps} after {a.warmup} warm-up replays, "
         f"eager first call per row; no L2 flush between replays (same for every library)",
         "inputs: docs/benchmarking.md (l2norm q/k bf16, g = logsigmoid(randn)/16 with 25% of value "
         f"heads g = 0, beta = sigmoid(randn), h0 = randn, cu_seqlens always), seed {a.seed} + row",
-        "published columns are raw (unscaled); flashqla_source says live or published",
+        "published columns are raw (unscaled); flashqla_source and flashinfer_source say live "
+        "or published",
         "command: " + " ".join(shlex.quote(x) for x in [sys.executable] + sys.argv),
     ]
     if train_path:
@@ -183,7 +201,37 @@ def time_library(name, make, out, errors, a):
     return True
 
 
-def measure_row(row, index, a, torch, fla, flashqla=None):
+# Relative RMS within which a peer's forward must agree with ours.
+CHECK_TOLERANCE = 2e-2
+
+
+def check_forward(inp, fla, flashinfer, errors):
+    """A cheap check that the peers computed what ours did: FLA's o (its forward is trustworthy;
+    its backward is not, so only the forward is compared) and FlashInfer's o and final state (a
+    wrong layout or gate convention of its adapter shows up here, not as a time)."""
+    from gdnbench import peers
+    try:
+        o_ours, ht_ours = peers.ours_fwd(inp)()
+    except Exception as e:
+        errors.append(f"check: ours: {type(e).__name__}: {e}")
+        return
+    outputs = []
+    if fla is not None:
+        outputs.append(("FLA", lambda: [("o", fla.fwd(inp)()[1], o_ours)]))
+    if flashinfer is not None:
+        outputs.append(("FlashInfer", lambda: zip(("o", "final state"), flashinfer.fwd_outputs(inp),
+                                                  (o_ours, ht_ours))))
+    for name, compared in outputs:
+        try:
+            for what, x, ref in compared():
+                rel = relative_error(x, ref)
+                if not rel <= CHECK_TOLERANCE:
+                    errors.append(f"check: {what} differs from {name}'s by {rel:.3g} relative RMS")
+        except Exception as e:
+            errors.append(f"check: {name}: {type(e).__name__}: {e}")
+
+
+def measure_row(row, index, a, torch, fla, flashqla=None, flashinfer=None):
     from gdnbench import measure, peers
     out = {"pass": row.pass_, "name": row.name, "model": row.model, "seqlens": row.label,
            "lengths": "+".join(map(str, row.lengths)), "h_qk": row.h_qk, "h_v": row.h_v,
@@ -191,8 +239,9 @@ def measure_row(row, index, a, torch, fla, flashqla=None):
            "fla_published_ms": report.fmt_ms(row.published.get("fla")),
            "flashqla_ms": report.fmt_ms(row.published.get("flashqla")),
            "flashqla_source": "published" if row.published.get("flashqla") else "",
+           "flashinfer_source": "published" if row.published.get("flashinfer") else "",
            "flashinfer_published_ms": report.fmt_ms(row.published.get("flashinfer"))}
-    errors = []
+    errors, notes = [], []
     inp = measure.make_inputs(row, a.seed + index, with_grads=row.pass_ in ("bwd", "train"))
     try:
         out["ours_variant"] = peers.ours_variant(inp, row.pass_)
@@ -204,25 +253,43 @@ def measure_row(row, index, a, torch, fla, flashqla=None):
         time_library("ours", lambda: getattr(peers, f"ours_{row.pass_}")(inp), out, errors, a)
     if fla is not None:
         time_library("fla", lambda: getattr(fla, row.pass_)(inp), out, errors, a)
-    if flashqla is not None:
+    if flashqla is not None and select_rows([row], a.flashqla_rows):
         live = {}
         if time_library("flashqla", lambda: getattr(flashqla, row.pass_)(inp), live, errors, a):
             out.update(live, flashqla_source="live")
-    if row.pass_ == "fwd" and fla is not None and not errors:
-        # A cheap sanity check that both libraries computed the same thing (FLA's forward is
-        # trustworthy; its backward is not, so only the forward is compared).
-        try:
-            o_ours, _ = peers.ours_fwd(inp)()
-            o_fla = fla.fwd(inp)()[1]
-            rel = relative_error(o_ours, o_fla)
-            if not rel <= 2e-2:
-                errors.append(f"check: o differs from FLA's by {rel:.3g} relative RMS")
-        except Exception as e:
-            errors.append(f"check: {type(e).__name__}: {e}")
+    flashinfer_live = False
+    if flashinfer is not None and row.pass_ == "fwd":
+        reason = flashinfer.unsupported(inp)
+        if reason:
+            out["flashinfer_source"] = ""
+            notes.append(f"flashinfer: unsupported: {reason}")
+        else:
+            live = {}
+            flashinfer_live = time_library("flashinfer", lambda: flashinfer.fwd(inp), live,
+                                           errors, a)
+            if flashinfer_live:
+                out.update(live, flashinfer_source="live")
+    if row.pass_ == "fwd" and not errors and (fla is not None or flashinfer_live):
+        check_forward(inp, fla, flashinfer if flashinfer_live else None, errors)
+    out["note"] = "; ".join(notes)
     out["error"] = "; ".join(e.replace("\n", " ")[:300] for e in errors)
     del inp
     torch.cuda.empty_cache()
     return out
+
+
+def open_live_peer(name, package, column, make, disabled_by):
+    """(peer or None, provenance note) of a peer timed live where its package imports: its wheels
+    are not always on the GPU machine, so a failed import leaves its published column. column is
+    the peer's CSV column prefix."""
+    if disabled_by:
+        return None, f"published column ({disabled_by})"
+    try:
+        peer = make()
+    except Exception as e:
+        print(f"bench_peers: {name} not importable, published figures only: {e}", file=sys.stderr)
+        return None, f"published column ({package} not importable: {type(e).__name__}: {e})"
+    return peer, f"{peer.version} live ({column}_source=live)"
 
 
 def kept_rows(path, resume):
@@ -272,21 +339,23 @@ def main(argv=None):
         except Exception as e:
             fla_version = f"unavailable ({type(e).__name__}: {e})"
             print(f"bench_peers: FLA not importable, not timed: {e}", file=sys.stderr)
-    flashqla, flashqla_note = None, "published column (--no-flashqla)"
-    if not a.no_flashqla:
-        try:
-            flashqla = peers.FlashQla()
-            flashqla_note = f"{flashqla.version} live (flashqla_source=live)"
-        except Exception as e:  # optional: its wheels are not always on the GPU machine
-            flashqla_note = f"published column (flash_qla not importable: {type(e).__name__}: {e})"
-            print(f"bench_peers: FlashQLA not importable, published figures only: {e}",
-                  file=sys.stderr)
+    flashqla, flashqla_note = open_live_peer("FlashQLA", "flash_qla", "flashqla", peers.FlashQla,
+                                             "--no-flashqla" if a.no_flashqla else "")
+    if flashqla is not None and a.flashqla_rows:
+        flashqla_note = (f"{flashqla.version} live on the rows --flashqla-rows '{a.flashqla_rows}' "
+                         "matches (flashqla_source=live), published column on the others")
+    flashinfer, flashinfer_note = open_live_peer("FlashInfer", "flashinfer", "flashinfer",
+                                                 peers.FlashInfer,
+                                                 "--no-flashinfer" if a.no_flashinfer else
+                                                 "" if "fwd" in passes else
+                                                 "no forward pass; it has no backward")
 
     path = output_path(a)
     kept = kept_rows(path, a.resume)
     done = {(r["pass"], r["name"]) for r in kept}
     train_path = peers.ours_train_path() if "train" in passes else ""
-    lines = provenance(a, torch, fla_version, flashqla_note, peers.library_version(), train_path)
+    lines = provenance(a, torch, fla_version, flashqla_note, flashinfer_note,
+                       peers.library_version(), train_path)
     if kept:
         lines.append(f"resumed: {len(kept)} rows kept from an earlier run of this file")
     writer = report.CsvWriter(path, lines, kept)
@@ -304,13 +373,15 @@ def main(argv=None):
         first = (row.pass_, row.heads) not in heads_seen
         heads_seen[(row.pass_, row.heads)] = True
         try:
-            out = measure_row(row, i, a, torch, fla, flashqla)
+            out = measure_row(row, i, a, torch, fla, flashqla, flashinfer)
         except Exception as e:  # input creation or anything outside the per-library guards
             out = {"pass": row.pass_, "name": row.name, "seqlens": row.label, "h_qk": row.h_qk,
                    "h_v": row.h_v, "error": f"row: {type(e).__name__}: {e}"[:300]}
         writer.write(out)
         results.append({c: str(out.get(c, "")) for c in report.COLUMNS})
         qla = f", FlashQLA {out.get('flashqla_ms') or '-'} ms" if flashqla is not None else ""
+        if flashinfer is not None and row.pass_ == "fwd":
+            qla += f", FlashInfer {out.get('flashinfer_ms') or '-'} ms"
         print(f"[{n + 1}/{len(todo)}] {row.pass_} {row.name}: ours {out.get('ours_ms') or '-'} ms, "
               f"FLA {out.get('fla_ms') or '-'} ms{qla} ({time.monotonic() - t0:.1f} s"
               f"{', incl. warm-up of this head config' if first else ''})"

@@ -25,6 +25,9 @@
 #                        another machine (--pack) is relocated to this checkout.
 #   --wheels DIR         wheels to install offline for the peers (default .whl, written by
 #                        scripts/fetch_wheels.sh); without any, FLA is left out.
+#   --peers-site DIR     FlashQLA and FlashInfer live: a folder the wheel loads were installed
+#                        into by scripts/install_wheel_load.sh (docs/benchmarking.md); without
+#                        it, or where they do not import, their published figures are used.
 #   --bench-budget-s N   bench_peers stops starting rows after N s (default 400); rerun the stage
 #                        with --fwd-resume/--bwd-resume FILE (an earlier peers_*.csv) to finish.
 #   --fwd-resume FILE, --bwd-resume FILE, --train-resume FILE   continue an earlier CSV
@@ -57,6 +60,7 @@ ALL_STAGES="resources,tests,sweep,tune,tune-bwd,validate,bench-fwd,bench-bwd,ben
 stages="resources,tests,sweep,bench-fwd,bench-bwd,bench-train" build_dir="" bench_budget=400
 fwd_resume="" bwd_resume="" train_resume="" bench_args="" tune_db="" sweep_gpus=0
 sweep_metrics=basic tune_plans=rule tune_strategy=halving wheels=.whl outdir="" pack=""
+peers_site=""
 while (($#)); do
   case "$1" in
     -h|--help) usage; exit 0 ;;
@@ -64,6 +68,7 @@ while (($#)); do
     --stages) stages=${2:?--stages needs a list}; shift ;;
     --build-dir) build_dir=${2:?--build-dir needs a folder}; shift ;;
     --wheels) wheels=${2:?--wheels needs a folder}; shift ;;
+    --peers-site) peers_site=${2:?--peers-site needs a folder}; shift ;;
     --bench-budget-s) bench_budget=${2:?--bench-budget-s needs seconds}; shift ;;
     --fwd-resume) fwd_resume=${2:?--fwd-resume needs a CSV}; shift ;;
     --bwd-resume) bwd_resume=${2:?--bwd-resume needs a CSV}; shift ;;
@@ -174,6 +179,16 @@ if compgen -G ".whl/fla-backend/*.whl" > /dev/null; then
     note "wheels: FLA backend test: $(cd .whl/fla-backend && printf '%s ' *.whl)"
   else
     note "wheels: FLA backend test: pip install FAILED (logs/pip.log)"
+  fi
+fi
+if [[ -n $peers_site ]]; then
+  if [[ -f $peers_site/env.sh ]]; then
+    # shellcheck disable=SC1091  # written on this machine by scripts/install_wheel_load.sh
+    . "$peers_site/env.sh"
+    note "wheels: peers from $peers_site: $(cd "$peers_site/.wheel-loads" 2>/dev/null && printf '%s ' *.whl)"
+  else
+    note "wheels: --peers-site $peers_site holds no env.sh (install the loads into it with" \
+         "scripts/install_wheel_load.sh first): FlashQLA and FlashInfer stay published"
   fi
 fi
 export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$REPO/.triton_cache}

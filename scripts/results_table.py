@@ -5,8 +5,9 @@ from the data.
 The table sits in README.md between the lines `<!-- results-table: begin -->` and
 `<!-- results-table: end -->`. Per head configuration of the forward rows it gives the
 geometric mean over the rows of ours, FLA live, and the speed-ups of ours over FLA live, over
-FlashQLA and over the faster of FlashQLA and FlashInfer (published figures scaled by the row's
-FLA live/published ratio, as docs/benchmarking.md says), then the same over all rows.
+FlashQLA and over the faster of FlashQLA and FlashInfer (each live where the CSV says it ran live,
+else its published figure scaled by the row's FLA live/published ratio, as docs/benchmarking.md
+says), then the same over all rows.
 
   scripts/results_table.py                  print the table of the default CSV
   scripts/results_table.py --write          replace the README's table with it

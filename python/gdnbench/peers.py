@@ -1,11 +1,12 @@
 """The libraries timed side by side: ours (through the gdn binding), FLA 0.5.0 live and, where
-the flash_qla package imports, FlashQLA live.
+their packages import, FlashQLA and FlashInfer live.
 
 Each maker returns a zero-argument callable doing one forward, one backward or one training step
 (a forward that saves for backward, then the backward) on prepared inputs, ready for
-measure.time_graph. FlashQLA needs tilelang and its dependencies (about 80 MB of wheels, too many
-to bring to an offline GPU machine); where it does not import, its published column is used,
-scaled as docs/benchmarking.md says (no published training-step figure exists).
+measure.time_graph. FlashQLA (flash-qla + tilelang + z3) and FlashInfer (flashinfer-python + the
+CuTe DSL) come to an offline GPU machine as wheel loads (docs/benchmarking.md, "Peers live on a
+machine without network"); where one does not import, its published column is used, scaled as
+docs/benchmarking.md says (no published training-step figure exists).
 """
 
 import os
@@ -185,6 +186,70 @@ class FlashQla:
             lambda q, k, v, g, beta, h0: self._flash_qla.chunk_gated_delta_rule(
                 q, k, v, g, beta, scale=inp.scale, initial_state=h0, output_final_state=True,
                 cu_seqlens=cu), inp)
+
+
+
+class FlashInfer:
+    """FlashInfer's GDN prefill, flashinfer.chunk_gated_delta_rule: CuTe-DSL kernels (SM90 on
+    Hopper), compiled per kernel configuration on first call, with its intra-card context
+    parallelism as it ships (use_cp="auto": on when sequences x heads leave the SMs idle).
+    Forward only: FlashInfer has no backward.
+
+    Its API differs from ours in layout, not in meaning; every conversion is made once per maker,
+    outside the timed call:
+      q, k, v   [T, H, D] (no batch dimension): our [1, T, H, D] viewed without its batch;
+      g         its gate is alpha = exp(g), linear space (its kernel takes log2 of it): exp of ours;
+      beta      [T, Hv] fp32, as ours without the batch;
+      state     [N, Hv, V, K] fp32 ("k-last"): ours [N, Hv, K, V] transposed, and its final state
+                transposed back for the check;
+      heads     q and k share Hk heads, v has Hv = ratio * Hk (its "GVA"), as ours.
+    max_seqlen is the longest sequence, the bound its CP path sizes its grids with (known on the
+    host, as ours gets cu_seqlens_cpu)."""
+
+    # Its SM90 kernel's limits (delta_rule_sm90.py: D == 128, fp16/bf16 inputs, Hv a multiple of
+    # Hk): rows outside them are recorded as unsupported, not run.
+    HEAD_DIM = 128
+
+    def __init__(self):
+        import flashinfer
+        import torch
+        from flashinfer.gdn_prefill import chunk_gated_delta_rule
+        # flashinfer imports its kernel modules inside try/except and fails only at call time;
+        # importing them here makes an incomplete install say why before any row runs. Both: the
+        # plain kernel and the CP one (without it FlashInfer quietly falls back to no CP).
+        import flashinfer.gdn_kernels.delta_rule_dsl.delta_rule_cp_sm90  # noqa: F401
+        import flashinfer.gdn_kernels.delta_rule_dsl.delta_rule_sm90  # noqa: F401
+        self.version = getattr(flashinfer, "__version__", "unknown")
+        self._chunk = chunk_gated_delta_rule
+        self._torch = torch
+
+    def unsupported(self, inp):
+        """Why FlashInfer cannot run this row's shapes, or None."""
+        hk, d_k = inp.q.shape[-2:]
+        hv, d_v = inp.v.shape[-2:]
+        if (d_k, d_v) != (self.HEAD_DIM, self.HEAD_DIM):
+            return f"head dims {d_k}/{d_v}: its kernels take {self.HEAD_DIM} only"
+        if inp.q.dtype not in (self._torch.bfloat16, self._torch.float16):
+            return f"dtype {inp.q.dtype}: its kernels take bf16 or fp16"
+        if hv % hk:
+            return f"heads {hk}/{hv}: its kernels need h_v a multiple of h_qk"
+        return None
+
+    def _args(self, inp):
+        lengths = [b - a for a, b in zip(inp.cu_seqlens_cpu, inp.cu_seqlens_cpu[1:])]
+        return dict(q=inp.q[0], k=inp.k[0], v=inp.v[0], g=self._torch.exp(inp.g[0]).contiguous(),
+                    beta=inp.beta[0].contiguous(), scale=inp.scale,
+                    initial_state=inp.h0.transpose(-1, -2).contiguous(), output_final_state=True,
+                    cu_seqlens=inp.cu_seqlens, max_seqlen=max(lengths))
+
+    def fwd(self, inp):
+        args = self._args(inp)
+        return lambda: self._chunk(**args)
+
+    def fwd_outputs(self, inp):
+        """(o, final state) of one forward, in our layouts ([1, T, Hv, V], [N, Hv, K, V])."""
+        o, ht = self.fwd(inp)()
+        return o.unsqueeze(0), ht.transpose(-1, -2)
 
 
 def library_version():

@@ -1,8 +1,9 @@
 """The benchmark CSV (provenance header + one line per row) and the printed summary.
 
 Pure Python: no torch. The arithmetic is docs/benchmarking.md's: published
-FlashQLA (when not run live) and FlashInfer figures are scaled by the row's FLA live/published
-ratio; the CSV itself keeps every published figure raw.
+FlashQLA and FlashInfer figures (used where the peer did not run live) are scaled by the row's FLA
+live/published ratio, live ones are used as measured; the CSV itself keeps every published figure
+raw.
 """
 
 import csv
@@ -11,8 +12,9 @@ from collections import OrderedDict
 
 COLUMNS = ["pass", "name", "model", "seqlens", "lengths", "h_qk", "h_v", "tokens",
            "ours_ms", "fla_ms", "fla_published_ms", "flashqla_ms", "flashqla_source",
-           "flashinfer_published_ms", "ours_p20_ms", "ours_p80_ms", "fla_p20_ms", "fla_p80_ms",
-           "flashqla_p20_ms", "flashqla_p80_ms", "samples", "ours_variant", "error"]
+           "flashinfer_ms", "flashinfer_source", "flashinfer_published_ms", "ours_p20_ms",
+           "ours_p80_ms", "fla_p20_ms", "fla_p80_ms", "flashqla_p20_ms", "flashqla_p80_ms",
+           "flashinfer_p20_ms", "flashinfer_p80_ms", "samples", "ours_variant", "note", "error"]
 
 
 def fnum(x):
@@ -61,8 +63,16 @@ def read_csv(path):
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
+def is_live(r, peer):
+    """True where the row's figure of peer (flashqla, flashinfer) was measured here."""
+    return r.get(f"{peer}_source", "").strip() == "live"
+
+
 def row_ratios(r):
-    """Speed-ups of ours over each peer for one CSV row (dict of str); None where unknown."""
+    """Speed-ups of ours over each peer for one CSV row (dict of str); None where unknown. A
+    peer's live figure is used as measured; a published one is scaled by FLA live/published.
+    FlashQLA's flashqla_ms holds either (flashqla_source says which); FlashInfer's live figure is
+    flashinfer_ms and its published one flashinfer_published_ms, used where it did not run live."""
     ours, fla, flap = fnum(r.get("ours_ms")), fnum(r.get("fla_ms")), fnum(r.get("fla_published_ms"))
     out = {"vs_fla": None, "vs_flashqla": None, "vs_flashinfer": None, "vs_best": None,
            "flashqla_scaled": None, "flashinfer_scaled": None}
@@ -74,9 +84,10 @@ def row_ratios(r):
     if q:
         out["flashqla_scaled"] = q * (cal if r.get("flashqla_source", "").strip() == "published" else 1.0)
         out["vs_flashqla"] = out["flashqla_scaled"] / ours
-    fi = fnum(r.get("flashinfer_published_ms"))
+    fi_live = fnum(r.get("flashinfer_ms")) if is_live(r, "flashinfer") else None
+    fi = fi_live or fnum(r.get("flashinfer_published_ms"))
     if fi:
-        out["flashinfer_scaled"] = fi * cal
+        out["flashinfer_scaled"] = fi * (1.0 if fi_live else cal)
         out["vs_flashinfer"] = out["flashinfer_scaled"] / ours
     peers = [x for x in (out["flashqla_scaled"], out["flashinfer_scaled"]) if x]
     if peers:
@@ -119,14 +130,24 @@ def _ratio(x):
     return "   -  " if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:6.2f}"
 
 
+def _published_note(r):
+    """Which peers' figures of the row are published ones, scaled (as row_ratios uses them)."""
+    notes = []
+    if r.get("flashqla_source", "").strip() == "published" and fnum(r.get("flashqla_ms")):
+        notes.append("fqla=pub*cal")
+    if not is_live(r, "flashinfer") and fnum(r.get("flashinfer_published_ms")):
+        notes.append("fi=pub*cal")
+    return " ".join(notes)
+
+
 def format_table(rows):
     """The printed table: one line per row, then the geometric means per head configuration.
-    Peer columns are FLA live, FlashQLA (scaled when published) and FlashInfer (scaled)."""
+    Peer columns are FLA live, FlashQLA and FlashInfer (live, or published scaled)."""
     lines = [f"{'pass':5} {'row':28} {'ours ms':>8} {'FLA ms':>8} {'xFLA':>6} "
              f"{'FQLA ms':>8} {'xFQLA':>6} {'FI ms':>8} {'xFI':>6} {'xbest':>6}  note"]
     for r in rows:
         x = row_ratios(r)
-        note = r.get("error", "") or ("" if r.get("flashqla_source") != "published" else "fqla=pub*cal")
+        note = r.get("error", "") or r.get("note", "") or _published_note(r)
         lines.append(
             f"{r['pass']:5} {r['name'][:28]:28} {fmt_ms(fnum(r.get('ours_ms'))):>8} "
             f"{fmt_ms(fnum(r.get('fla_ms'))):>8} {_ratio(x['vs_fla'])} "
@@ -142,5 +163,6 @@ def format_table(rows):
                      f"{_ratio(s['vs_flashqla'])} {_ratio(s['vs_flashinfer'])} "
                      f"{_ratio(s['vs_best'])}  {slow}")
     lines.append("x<peer> = peer ms / ours ms (> 1: ours faster). Published FlashQLA/FlashInfer "
-                 "figures scaled by FLA live/published per row (docs/benchmarking.md); train rows have none.")
+                 "figures (note pub*cal) scaled by FLA live/published per row (docs/benchmarking.md); "
+                 "train rows have none.")
     return "\n".join(lines)

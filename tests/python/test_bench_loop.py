@@ -1,8 +1,8 @@
 """scripts/bench_peers.py's measuring loop without a GPU: torch, triton, the timer and the
 libraries are replaced by fakes, so what is checked is the orchestration (one CSV line per row,
 a failing library recorded as that row's error while the run goes on, provenance, --resume,
---budget-s, the training-step pass, FlashQLA live where it imports) with timings the fakes
-dictate."""
+--budget-s, the training-step pass, FlashQLA and FlashInfer live where they import) with timings
+the fakes dictate."""
 
 import contextlib
 import importlib.util
@@ -51,9 +51,36 @@ class MissingFlashQla:
         raise ModuleNotFoundError("No module named 'flash_qla'")
 
 
-def fake_modules(calls, flashqla=None):
+class FakeFlashInfer:
+    """FlashInfer live: forward only, 0.2 ms; the 1x16384 rows are 'unsupported', the 4096+4096
+    rows fail. Its outputs are the check's placeholders; checks record what was compared."""
+    version = "0.7.2.post1-fake"
+    checked = []
+
+    def unsupported(self, inp):
+        return "heads 16/32: fake limit" if inp.row.label == "1x16384" else None
+
+    def fwd(self, inp):
+        if inp.row.label == "4096+4096":
+            raise RuntimeError("boom in flashinfer")
+        return FakeCall(0.2)
+
+    def fwd_outputs(self, inp):
+        self.checked.append(inp.row.name)
+        return ("o_fi", "ht_fi")
+
+
+class MissingFlashInfer:
+    """FlashInfer where the flashinfer package is not installed."""
+
+    def __init__(self):
+        raise ModuleNotFoundError("No module named 'flashinfer'")
+
+
+def fake_modules(calls, flashqla=None, flashinfer=None):
     """sys.modules entries standing in for torch, triton, gdnbench.measure and gdnbench.peers;
-    flashqla is the peers module's FlashQla class (default: one whose package does not import)."""
+    flashqla and flashinfer are the peers module's FlashQla and FlashInfer classes (default: ones
+    whose packages do not import)."""
     torch = types.ModuleType("torch")
     torch.__version__ = "2.11.0+fake"
     torch.version = SimpleNamespace(cuda="13.0")
@@ -106,6 +133,7 @@ def fake_modules(calls, flashqla=None):
     peers.ours_fwd, peers.ours_bwd, peers.ours_train, peers.Fla = ours_fwd, ours_bwd, ours_train, Fla
     peers.ours_train_path = lambda: "fake raw calls"
     peers.FlashQla = flashqla or MissingFlashQla
+    peers.FlashInfer = flashinfer or MissingFlashInfer
     peers.ours_variant = lambda inp, pass_="fwd": "fake_variant"
     peers.library_version = lambda: "libgdn-fake"
     return {"torch": torch, "triton": triton, "gdnbench.measure": measure,
@@ -123,9 +151,9 @@ def load_script():
 
 @unittest.skipUnless(HAVE_SHAPES, "scripts/shapes/fwd_anchors.csv not in this checkout")
 class BenchLoopTest(unittest.TestCase):
-    def run_main(self, *args, flashqla=None, stdout=None):
+    def run_main(self, *args, flashqla=None, flashinfer=None, stdout=None):
         calls = []
-        with mock.patch.dict(sys.modules, fake_modules(calls, flashqla)):
+        with mock.patch.dict(sys.modules, fake_modules(calls, flashqla, flashinfer)):
             import gdnbench
             with mock.patch.object(gdnbench, "measure", sys.modules["gdnbench.measure"], create=True), \
                  mock.patch.object(gdnbench, "peers", sys.modules["gdnbench.peers"], create=True), \
@@ -144,6 +172,8 @@ class BenchLoopTest(unittest.TestCase):
             self.assertIn("# GPU: FakeGPU, 132 SMs", text)
             self.assertIn("git SHA: abc123", text)
             self.assertIn("FLA: 0.5.0-fake", text)
+            self.assertIn("FlashInfer: published column (flashinfer not importable: "
+                          "ModuleNotFoundError", text)
             self.assertNotIn("training step", text)  # said only where a train pass runs
             rows = {r["seqlens"]: r for r in report.read_csv(out)}
             self.assertEqual(len(rows), 19)
@@ -152,6 +182,7 @@ class BenchLoopTest(unittest.TestCase):
                              ("0.5000", "1.0000", "0.9020"))
             self.assertEqual((big["flashqla_ms"], big["flashqla_source"],
                               big["flashinfer_published_ms"]), ("0.3200", "published", "1.6550"))
+            self.assertEqual((big["flashinfer_ms"], big["flashinfer_source"]), ("", "published"))
             self.assertEqual((big["ours_variant"], big["samples"], big["error"]),
                              ("fake_variant", "3", ""))
             self.assertIn("ours: RuntimeError: boom in ours", rows["1x4096"]["error"])
@@ -240,16 +271,109 @@ class BenchLoopTest(unittest.TestCase):
             self.assertEqual((failed["flashqla_ms"], failed["flashqla_source"]), ("", ""))
             self.assertIn("flashqla: RuntimeError: boom in flashqla", failed["error"])
 
-    def test_no_flashqla_keeps_published_figures(self):
+    def run_16_32(self, pass_, *flags, **peers):
+        """(CSV text, rows) of a run over the 16/32 rows of a pass."""
         with tempfile.TemporaryDirectory() as d:
-            out = Path(d) / "bwd.csv"
-            rc, _ = self.run_main("--pass", "bwd", "--rows", "16/32", "--out", str(out),
-                                  "--no-flashqla", flashqla=FakeFlashQla)
+            out = Path(d) / "peers.csv"
+            rc, _ = self.run_main("--pass", pass_, "--rows", "16/32", "--out", str(out), *flags,
+                                  **peers)
             self.assertEqual(rc, 0)
-            self.assertIn("FlashQLA: published column (--no-flashqla)", out.read_text())
-            rows = report.read_csv(out)
-            self.assertEqual({r["flashqla_source"] for r in rows}, {"published"})
-            self.assertEqual({r["error"] for r in rows}, {""})
+            return out.read_text(), report.read_csv(out)
+
+    def test_no_flashqla_keeps_published_figures(self):
+        text, rows = self.run_16_32("bwd", "--no-flashqla", flashqla=FakeFlashQla)
+        self.assertIn("FlashQLA: published column (--no-flashqla)", text)
+        self.assertEqual({r["flashqla_source"] for r in rows}, {"published"})
+        self.assertEqual({r["error"] for r in rows}, {""})
+
+    def test_flashqla_rows_limit_its_live_runs(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "fwd.csv"
+            rc, _ = self.run_main("--pass", "fwd", "--rows", "16/32", "--out", str(out),
+                                  "--flashqla-rows", "1x8192,8192x4", flashqla=FakeFlashQla)
+            self.assertEqual(rc, 0)
+            self.assertIn("FlashQLA: 0.1.3-fake live on the rows --flashqla-rows '1x8192,8192x4' "
+                          "matches (flashqla_source=live), published column on the others",
+                          out.read_text())
+            rows = {r["seqlens"]: r for r in report.read_csv(out)}
+            self.assertEqual(len(rows), 19)
+            live = {k for k, r in rows.items() if r["flashqla_source"] == "live"}
+            self.assertEqual(live, {"1x8192", "8192x4"})
+            self.assertEqual(rows["1x8192"]["flashqla_ms"], "0.2500")
+            # the others keep the published figure; ours and FLA ran on every row
+            self.assertEqual((rows["1x32768"]["flashqla_ms"], rows["1x32768"]["flashqla_source"]),
+                             ("0.8770", "published"))
+            self.assertEqual({r["fla_ms"] for r in rows.values()}, {"1.0000", ""})
+            self.assertTrue(all(r["ours_ms"] for k, r in rows.items() if k != "1x4096"))
+
+    def test_flashinfer_runs_live_on_forward_rows(self):
+        FakeFlashInfer.checked = []
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "both.csv"
+            printed = io.StringIO()
+            rc, _ = self.run_main("--pass", "both", "--rows", "16/32", "--out", str(out),
+                                  flashinfer=FakeFlashInfer, stdout=printed)
+            self.assertEqual(rc, 0)
+            text = out.read_text()
+            self.assertIn("FlashInfer: 0.7.2.post1-fake live (flashinfer_source=live)", text)
+            rows = {(r["pass"], r["seqlens"]): r for r in report.read_csv(out)}
+            r = rows[("fwd", "1x32768")]
+            self.assertEqual((r["flashinfer_ms"], r["flashinfer_source"], r["flashinfer_p20_ms"],
+                              r["flashinfer_p80_ms"], r["flashinfer_published_ms"]),
+                             ("0.2000", "live", "0.1800", "0.2200", "1.5500"))
+            self.assertEqual((r["note"], r["error"]), ("", ""))
+            # every forward row it timed had its output checked against ours
+            self.assertIn("hqk16_hv32_1x32768", FakeFlashInfer.checked)
+            # a shape it cannot run: no live figure, empty source, the reason as a note
+            r = rows[("fwd", "1x16384")]
+            self.assertEqual((r["flashinfer_ms"], r["flashinfer_source"], r["error"]),
+                             ("", "", ""))
+            self.assertEqual(r["note"], "flashinfer: unsupported: heads 16/32: fake limit")
+            self.assertNotIn("hqk16_hv32_1x16384", FakeFlashInfer.checked)
+            # a failing run is the row's error and keeps the published figure
+            r = rows[("fwd", "4096+4096")]
+            self.assertEqual((r["flashinfer_ms"], r["flashinfer_source"]), ("", "published"))
+            self.assertIn("flashinfer: RuntimeError: boom in flashinfer", r["error"])
+            # no backward: bwd rows never run it and have no figure of it
+            for (pass_, _), r in rows.items():
+                if pass_ == "bwd":
+                    self.assertEqual((r["flashinfer_ms"], r["flashinfer_source"],
+                                      r["flashinfer_published_ms"]), ("", "", ""))
+            # the best peer of a row is live FlashInfer where it is faster
+            ratios = report.row_ratios(rows[("fwd", "1x32768")])
+            self.assertAlmostEqual(ratios["vs_best"], 0.2 / 0.5)
+            self.assertIn("FlashInfer 0.2000 ms", printed.getvalue())
+
+    def test_flashinfer_disagreeing_with_ours_is_an_error_not_a_time(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "fwd.csv"
+            calls = []
+            with mock.patch.dict(sys.modules, fake_modules(calls, flashinfer=FakeFlashInfer)):
+                import gdnbench
+                script = load_script()
+                script.relative_error = lambda x, ref: 0.5 if x == "ht_fi" else 0.0
+                with mock.patch.object(gdnbench, "measure", sys.modules["gdnbench.measure"],
+                                       create=True), \
+                     mock.patch.object(gdnbench, "peers", sys.modules["gdnbench.peers"],
+                                       create=True), \
+                     contextlib.redirect_stdout(io.StringIO()):
+                    rc = script.main(["--pass", "fwd", "--rows", "hqk16_hv32_1x8192",
+                                      "--out", str(out)])
+            self.assertEqual(rc, 0)
+            (r,) = report.read_csv(out)
+            self.assertEqual(r["error"],
+                             "check: final state differs from FlashInfer's by 0.5 relative RMS")
+
+    def test_no_flashinfer_keeps_the_published_column_only(self):
+        text, rows = self.run_16_32("fwd", "--no-flashinfer", flashinfer=FakeFlashInfer)
+        self.assertIn("FlashInfer: published column (--no-flashinfer)", text)
+        self.assertEqual({r["flashinfer_ms"] for r in rows}, {""})
+        self.assertEqual({r["flashinfer_source"] for r in rows}, {"published"})
+        self.assertTrue(all(r["flashinfer_published_ms"] for r in rows))
+
+    def test_flashinfer_is_not_opened_without_a_forward_pass(self):
+        text, _ = self.run_16_32("bwd", flashinfer=MissingFlashInfer)
+        self.assertIn("FlashInfer: published column (no forward pass; it has no backward)", text)
 
 
 if __name__ == "__main__":

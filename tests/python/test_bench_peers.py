@@ -1,6 +1,7 @@
 """python/gdnbench/peers.py and measure.autograd_step on CPU tensors: what each library's
-training step calls, in which order and on which intermediates, with the libraries (libgdn's raw
-calls, FLA, FlashQLA) replaced by recording fakes. Needs torch (not a GPU); skipped without."""
+training step calls, in which order and on which intermediates, and what FlashInfer's forward is
+handed (its layouts and gate convention), with the libraries (libgdn's raw calls, FLA, FlashQLA,
+FlashInfer) replaced by recording fakes. Needs torch (not a GPU); skipped without."""
 
 import importlib.util
 import os
@@ -199,6 +200,91 @@ class FlashQlaTest(unittest.TestCase):
         self.assertIs(kw["output_final_state"], True)
         self.assertEqual(kw["cu_seqlens"].dtype, torch.int32)
         self.assertTrue(torch.equal(grads[5], 5 * self.inp.dht))
+
+
+def fake_flashinfer(log, cp_module=True):
+    """sys.modules entries for the parts of flashinfer that peers.FlashInfer imports; its
+    chunk_gated_delta_rule records its arguments and returns o = 2 v and final state = 3 h0, in
+    its own layouts ([T, Hv, V], [N, Hv, V, K])."""
+    def chunk_gated_delta_rule(q, k, v, g=None, beta=None, scale=None, initial_state=None,
+                               output_final_state=False, cu_seqlens=None, max_seqlen=None):
+        log.append(dict(q=q, k=k, v=v, g=g, beta=beta, scale=scale, initial_state=initial_state,
+                        output_final_state=output_final_state, cu_seqlens=cu_seqlens,
+                        max_seqlen=max_seqlen))
+        return 2 * v, 3 * initial_state
+    fi = types.ModuleType("flashinfer")
+    fi.__version__ = "0.7.2.post1-fake"
+    prefill = types.ModuleType("flashinfer.gdn_prefill")
+    prefill.chunk_gated_delta_rule = chunk_gated_delta_rule
+    dsl = "flashinfer.gdn_kernels.delta_rule_dsl"
+    return {"flashinfer": fi, "flashinfer.gdn_prefill": prefill,
+            "flashinfer.gdn_kernels": types.ModuleType("flashinfer.gdn_kernels"),
+            dsl: types.ModuleType(dsl), f"{dsl}.delta_rule_sm90": types.ModuleType("sm90"),
+            # None in sys.modules makes its import fail, as a missing kernel module does
+            f"{dsl}.delta_rule_cp_sm90": types.ModuleType("cp_sm90") if cp_module else None}
+
+
+@unittest.skipUnless(HAVE_TORCH, "torch not installed")
+class FlashInferTest(unittest.TestCase):
+    def setUp(self):
+        self.log = []
+        patcher = mock.patch.dict(sys.modules, fake_flashinfer(self.log))
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        self.fi = peers.FlashInfer()
+        # its kernels' shapes: head dims 128, bf16 q/k/v; GVA 1 -> 2 heads, two sequences
+        self.inp = cpu_inputs(T=6, Hk=1, Hv=2, K=128, V=128, N=2)
+        for name in ("q", "k", "v"):
+            setattr(self.inp, name, getattr(self.inp, name).to(torch.bfloat16))
+
+    def test_version(self):
+        self.assertEqual(self.fi.version, "0.7.2.post1-fake")
+
+    def test_forward_gets_its_layouts_and_gate_convention(self):
+        inp = self.inp
+        self.fi.fwd(inp)()
+        (kw,) = self.log
+        for name in ("q", "k", "v"):  # [T, H, D]: ours without its batch dimension, not copied
+            self.assertEqual(kw[name].shape, getattr(inp, name).shape[1:])
+            self.assertEqual(kw[name].data_ptr(), getattr(inp, name).data_ptr())
+        # alpha = exp(g), linear space, [T, Hv] fp32
+        self.assertTrue(torch.equal(kw["g"], torch.exp(inp.g[0])))
+        self.assertEqual(kw["g"].dtype, torch.float32)
+        self.assertTrue(torch.equal(kw["beta"], inp.beta[0]))
+        # state [N, Hv, V, K]: ours transposed, made contiguous
+        self.assertTrue(torch.equal(kw["initial_state"], inp.h0.transpose(-1, -2)))
+        self.assertTrue(kw["initial_state"].is_contiguous())
+        self.assertIs(kw["output_final_state"], True)
+        self.assertIs(kw["cu_seqlens"], inp.cu_seqlens)
+        self.assertEqual((kw["scale"], kw["max_seqlen"]), (inp.scale, 4))  # lengths 2 and 4
+
+    def test_conversions_are_made_once_outside_the_timed_call(self):
+        call = self.fi.fwd(self.inp)
+        call()
+        call()
+        first, second = self.log
+        for name in ("g", "beta", "initial_state"):
+            self.assertIs(first[name], second[name])
+
+    def test_outputs_come_back_in_our_layouts(self):
+        o, ht = self.fi.fwd_outputs(self.inp)
+        self.assertTrue(torch.equal(o, 2 * self.inp.v))          # [1, T, Hv, V]
+        self.assertTrue(torch.equal(ht, 3 * self.inp.h0))        # [N, Hv, K, V]
+
+    def test_unsupported_shapes_say_why(self):
+        self.assertIsNone(self.fi.unsupported(self.inp))
+        self.assertIn("head dims 4/4", self.fi.unsupported(cpu_inputs()))
+        fp32 = cpu_inputs(K=128, V=128)
+        self.assertIn("dtype torch.float32", self.fi.unsupported(fp32))
+        odd = cpu_inputs(Hk=2, Hv=3, K=128, V=128)
+        for name in ("q", "k", "v"):
+            setattr(odd, name, getattr(odd, name).to(torch.bfloat16))
+        self.assertIn("heads 2/3", self.fi.unsupported(odd))
+
+    def test_a_missing_kernel_module_fails_at_construction(self):
+        with mock.patch.dict(sys.modules, fake_flashinfer([], cp_module=False)):
+            with self.assertRaises(ImportError):
+                peers.FlashInfer()
 
 
 if __name__ == "__main__":

@@ -116,6 +116,23 @@ class ReportArithmeticTest(unittest.TestCase):
         live = report.row_ratios({**r, "flashqla_source": "live"})
         self.assertAlmostEqual(live["vs_flashqla"], 3.0)  # live figures are not scaled
 
+    def test_live_flashinfer_is_used_unscaled_and_published_where_it_did_not_run(self):
+        r = csv_row(ours_ms=0.1, fla_ms=1.1, fla_published_ms=1.0, flashqla_ms=0.3,
+                    flashinfer_published_ms=0.2, flashinfer_ms=0.25, flashinfer_source="live")
+        x = report.row_ratios(r)
+        self.assertAlmostEqual(x["flashinfer_scaled"], 0.25)   # live: as measured
+        self.assertAlmostEqual(x["vs_best"], 2.5)
+        self.assertIn("fqla=pub*cal", report.format_table([r]))
+        self.assertNotIn("fi=pub*cal", report.format_table([r]))
+        for source in ("published", ""):  # not live: its published figure, scaled
+            x = report.row_ratios({**r, "flashinfer_source": source})
+            self.assertAlmostEqual(x["flashinfer_scaled"], 0.22)
+        # a live source without a figure (a failed run) falls back to the published one
+        x = report.row_ratios({**r, "flashinfer_ms": ""})
+        self.assertAlmostEqual(x["flashinfer_scaled"], 0.22)
+        note = csv_row(ours_ms=0.1, fla_ms=1.0, note="flashinfer: unsupported: heads")
+        self.assertIn("flashinfer: unsupported: heads", report.format_table([note]))
+
     def test_missing_figures(self):
         x = report.row_ratios(csv_row(ours_ms="", fla_ms=1.0))
         self.assertIsNone(x["vs_fla"])
@@ -195,7 +212,8 @@ class ReportArithmeticTest(unittest.TestCase):
             needed = {"pass", "seqlens", "h_qk", "h_v", "ours_ms", "fla_ms", "fla_published_ms",
                       "flashqla_ms", "flashqla_source", "flashinfer_published_ms", "ours_p20_ms",
                       "ours_p80_ms", "fla_p20_ms", "fla_p80_ms", "flashqla_p20_ms",
-                      "flashqla_p80_ms", "samples"}
+                      "flashqla_p80_ms", "samples", "flashinfer_ms", "flashinfer_source",
+                      "flashinfer_p20_ms", "flashinfer_p80_ms", "note"}
             self.assertTrue(needed <= set(header))
 
 
@@ -208,7 +226,7 @@ class BenchScriptTest(unittest.TestCase):
         out = self.run_script("--help")
         self.assertEqual(out.returncode, 0, out.stderr)
         for flag in ("--pass", "--rows", "--reps", "--out", "--anchors-dir", "--resume",
-                     "--no-flashqla", "train", "all"):
+                     "--no-flashqla", "--flashqla-rows", "--no-flashinfer", "train", "all"):
             self.assertIn(flag, out.stdout)
 
     @unittest.skipUnless((SHAPES / "bwd_anchors.csv").exists(), "shape sets not here")

@@ -62,6 +62,24 @@ class ResultsTableTest(unittest.TestCase):
         with self.assertRaisesRegex(results_table.TableError, "no such benchmark CSV"):
             results_table.render("bench/results/missing.csv")
 
+    def test_best_peer_is_live_flashinfer_where_it_ran_live(self):
+        header = HEADER.replace("flashinfer_published_ms,",
+                                "flashinfer_published_ms,flashinfer_ms,flashinfer_source,")
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "peers.csv"
+            # FLA live / published = 2: published figures are doubled, live ones are not. Row a:
+            # live FlashInfer 0.5 against published FlashQLA 0.4 * 2; row b: FlashInfer did not
+            # run live (unsupported), its published 0.3 * 2 against FlashQLA's 0.4 * 2.
+            path.write_text("\n".join([
+                header,
+                "fwd,a,m,1x64,64,2,8,64,1.0,2.0,1.0,0.4,published,0.9,0.5,live,,,,,30,v,",
+                "fwd,b,m,1x64,64,2,8,64,1.0,2.0,1.0,0.4,published,0.3,,,,,,,30,v,",
+            ]) + "\n")
+            lines = results_table.render(str(path))
+        row = next(l for l in lines if l.startswith("| 2/8 "))
+        cells = [c.strip() for c in row.split("|")[2:-1]]
+        self.assertEqual(cells[5], f"{math.sqrt(0.5 * 0.6):.2f}")
+
     def test_replace_block_needs_both_markers_in_order(self):
         b, e = results_table.BEGIN, results_table.END
         self.assertEqual(results_table.replace_block(f"x\n{b}\nold\n{e}\ny", ["new"]),
