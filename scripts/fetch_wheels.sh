@@ -20,7 +20,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 readonly WHEEL_DIR=.whl
-readonly FLA_SPEC="flash-linear-attention==0.5.0"
 readonly PEER_DIR=$WHEEL_DIR/peers LOAD_DIR=$WHEEL_DIR/loads
 # flash-qla 0.1.3 needs tilelang >= 0.1.12 (0.1.15, the newest), which needs apache-tvm-ffi
 # < 0.1.13, torch-c-dlpack-ext and z3-solver < 4.15.5.
@@ -76,19 +75,14 @@ pip_download() {
     -d "$WHEEL_DIR" "$@"
 }
 
-pip_download "$FLA_SPEC"
-# FLA 0.5.0 ships its kernels in a separate package (fla-core); fetch it when the wheel needs it.
-if unzip -p "$WHEEL_DIR"/flash_linear_attention-0.5.0-*.whl '*/METADATA' | grep -q '^Requires-Dist: fla-core'; then
-  core_spec=$(unzip -p "$WHEEL_DIR"/flash_linear_attention-0.5.0-*.whl '*/METADATA' \
-              | sed -n 's/^Requires-Dist: \(fla-core[^;]*\).*/\1/p' | head -1 | tr -d ' ')
-  pip_download "$core_spec"
-fi
-
-# The FLA backend's GPU test (tests/python/test_fla_backend_gpu.py) needs fla-core >= 0.6: kept
-# in its own folder, apart from the benchmark's FLA, at the versions scripts/requirements.txt pins.
-mapfile -t fla_backend_pins < <(grep -E '^(fla-core|einops|packaging)==' scripts/requirements.txt)
+# FLA for the benchmark and the FLA backend's GPU test (tests/python/test_fla_backend_gpu.py):
+# fla-core (its kernels, without the models package) at the version scripts/requirements.txt
+# pins, with the two packages it imports. The benchmark's wheels sit in .whl/ (what
+# scripts/gpu_check.sh --wheels installs), the test's in .whl/fla-backend.
+mapfile -t fla_pins < <(grep -E '^(fla-core|einops|packaging)==' scripts/requirements.txt)
+pip_download "${fla_pins[@]}"
 mkdir -p "$WHEEL_DIR/fla-backend"
-pip_download -d "$WHEEL_DIR/fla-backend" "${fla_backend_pins[@]}"
+pip_download -d "$WHEEL_DIR/fla-backend" "${fla_pins[@]}"
 
 peer_pins=()
 ((with_flashqla)) && peer_pins+=("${FLASHQLA_PINS[@]}")
