@@ -46,12 +46,15 @@ class ResultsTableTest(unittest.TestCase):
         rows = {l.split("|")[1].strip(): [c.strip() for c in l.split("|")[2:-1]]
                 for l in lines if l.startswith("| ") and not l.startswith("| h_qk")}
         self.assertEqual(list(rows), ["2/8", "4/16", "all"])
-        self.assertEqual(rows["2/8"], ["2", "0.200", "0.400", "2.00", "1.00", "1.00"])
+        # Columns: rows, ms of ours and FLA, FLA, FlashQLA, FlashInfer and best peer over ours,
+        # rows where the best peer is more than 3 % faster (row b: 0.2 against 0.4).
+        self.assertEqual(rows["2/8"], ["2", "0.200", "0.400", "2.00", "1.00", "2.45", "1.00", "1"])
         # Row c: FLA live / published = 2 scales FlashQLA to 3.0 and FlashInfer to 2.4.
-        self.assertEqual(rows["4/16"], ["1", "1.000", "2.000", "2.00", "3.00", "2.40"])
+        self.assertEqual(rows["4/16"], ["1", "1.000", "2.000", "2.00", "3.00", "2.40", "2.40", "0"])
         self.assertEqual(rows["all"][0], "3")
         self.assertEqual(rows["all"][3], f"{(4 * 1 * 2) ** (1 / 3):.2f}")
-        self.assertEqual(rows["all"][5], f"{math.exp((math.log(2) + math.log(0.5) + math.log(2.4)) / 3):.2f}")
+        self.assertEqual(rows["all"][6], f"{math.exp((math.log(2) + math.log(0.5) + math.log(2.4)) / 3):.2f}")
+        self.assertEqual(rows["all"][7], "1")
 
     def test_rows_with_errors_or_missing_timings_are_refused(self):
         with tempfile.TemporaryDirectory() as d:
@@ -78,7 +81,8 @@ class ResultsTableTest(unittest.TestCase):
             lines = results_table.render(str(path))
         row = next(l for l in lines if l.startswith("| 2/8 "))
         cells = [c.strip() for c in row.split("|")[2:-1]]
-        self.assertEqual(cells[5], f"{math.sqrt(0.5 * 0.6):.2f}")
+        self.assertEqual(cells[5], f"{math.sqrt(0.5 * 0.6):.2f}")  # FlashInfer / ours
+        self.assertEqual(cells[6], f"{math.sqrt(0.5 * 0.6):.2f}")  # best peer / ours
 
     def test_replace_block_needs_both_markers_in_order(self):
         b, e = results_table.BEGIN, results_table.END
