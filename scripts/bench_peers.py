@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Times libgdn against FLA 0.5.0 (live, same process, same inputs, same timer) over the anchor
+"""Times libgdn against FLA (live, same process, same inputs, same timer) over the anchor
 shape sets, and writes bench/results/<out>.csv with a provenance header plus a printed table.
 
 Passes: fwd (scripts/shapes/fwd_anchors.csv), bwd (bwd_anchors.csv: the backward alone, from the
@@ -45,7 +45,6 @@ import argparse
 import os
 import platform
 import shlex
-import subprocess
 import sys
 import time
 from collections import OrderedDict
@@ -56,6 +55,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
 
 from gdnbench import report  # noqa: E402  (torch-free)
+from gdnbench.provenance import git_sha, nvidia_smi  # noqa: E402
 from gdnbench.rows import RowError, load_rows, select_rows  # noqa: E402
 
 # --pass values: the passes each one times, in this order.
@@ -125,32 +125,6 @@ def output_path(a):
     return path
 
 
-def git_sha(a):
-    if a.git_sha:
-        return a.git_sha
-    try:
-        out = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", "-q", "HEAD"],
-                             capture_output=True, text=True, timeout=10)
-        sha = out.stdout.strip()
-        if out.returncode == 0 and sha:
-            dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain",
-                                    "--untracked-files=no"], capture_output=True, text=True,
-                                   timeout=10).stdout.strip()
-            return sha + ("-dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return "unknown (no .git here and GDN_GIT_SHA unset)"
-
-
-def nvidia_smi(query):
-    try:
-        out = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20)
-        return out.stdout.strip().splitlines()[0] if out.returncode == 0 else "n/a"
-    except (OSError, subprocess.SubprocessError, IndexError):
-        return "n/a"
-
-
 def provenance(a, torch, fla_version, flashqla_note, flashinfer_note, gdn_version, train_path):
     import triton
     props = torch.cuda.get_device_properties(0)
@@ -163,7 +137,7 @@ def provenance(a, torch, fla_version, flashqla_note, flashinfer_note, gdn_versio
         f"torch: {torch.__version__}; triton: {triton.__version__}; python: {platform.python_version()}",
         f"FLA: {fla_version} (fla-core wheel, FLA_FLASH_QLA=0; bwd guard for its issue 640 "
         f"bypassed: timing only); FlashQLA: {flashqla_note}; FlashInfer: {flashinfer_note}",
-        f"libgdn: {gdn_version}; git SHA: {git_sha(a)}; dispatch table: "
+        f"libgdn: {gdn_version}; git SHA: {git_sha(a.git_sha)}; dispatch table: "
         + (f"{a.dispatch_table} (loaded at run time)" if a.dispatch_table else "built in"),
         f"timing: CUDA-graph replay, median of {a.reps} after {a.warmup} warm-up replays, "
         f"eager first call per row; no L2 flush between replays (same for every library)",
