@@ -8,9 +8,11 @@
 #
 # Options:
 #   --stages LIST        comma-separated, in this order: resources,tests,sweep,tune,tune-bwd,
-#                        validate,bench-fwd,bench-bwd,bench-train (default: all but tune,
-#                        tune-bwd and validate). bench-train times a training step (forward +
-#                        backward) on the backward rows.
+#                        validate,bench-fwd,bench-bwd,bench-train,timeline (default: all but
+#                        tune, tune-bwd, validate and timeline). bench-train times a training
+#                        step (forward + backward) on the backward rows. timeline: the
+#                        per-kernel timeline of one call (scripts/kernel_timeline.py) of the
+#                        forward rows --timeline-fwd and the backward rows --timeline-bwd.
 #                        tune: the forward anchor sweep of the candidates (variants with
 #                        launch-plan pins) in scripts/spaces/anchors_fwd.txt into tuning.sqlite,
 #                        and the exported dispatch table (table.tar.gz); tune-bwd: the backward
@@ -33,6 +35,8 @@
 #   --fwd-resume FILE, --bwd-resume FILE, --train-resume FILE   continue an earlier CSV
 #                        instead of starting afresh.
 #   --bench-args "..."   extra arguments for scripts/bench_peers.py (e.g. "--reps 50 --rows 2/8").
+#   --timeline-fwd ROWS, --timeline-bwd ROWS   row filters of the timeline stage (default: the
+#                        batch rows 1024x8,4096x8,8192x4 and 16/32; "" leaves a pass out).
 #   --tune-db FILE       the tuning.sqlite of an earlier run: tune continues its unfinished sweep
 #                        (--resume: same build, same arguments); validate sweeps it again.
 #   --sweep-gpus LIST    GPU ordinals of the tune and validate sweeps, one worker each (default 0);
@@ -46,6 +50,7 @@
 #                        cheap rungs rank the plan candidates, the best third get the full
 #                        protocol).
 # Outputs in OUTDIR: summary.txt, resources.txt, peers_fwd.csv, peers_bwd.csv, peers_train.csv,
+# timeline_fwd.csv, timeline_bwd.csv,
 # smoke_sweep.sqlite, tuning.sqlite, table.tar.gz, gap.csv, logs.tar.gz, triton_autotune.tar.gz
 # (FLA's Triton autotuning results, kept in TRITON_CACHE_DIR, default .triton_cache: they save
 # 30-110 s per head configuration on the next run).
@@ -56,11 +61,11 @@ REPO=$PWD
 usage() { sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 die() { echo "gpu_check: $*" >&2; exit 2; }
 
-ALL_STAGES="resources,tests,sweep,tune,tune-bwd,validate,bench-fwd,bench-bwd,bench-train"
+ALL_STAGES="resources,tests,sweep,tune,tune-bwd,validate,bench-fwd,bench-bwd,bench-train,timeline"
 stages="resources,tests,sweep,bench-fwd,bench-bwd,bench-train" build_dir="" bench_budget=400
 fwd_resume="" bwd_resume="" train_resume="" bench_args="" tune_db="" sweep_gpus=0
 sweep_metrics=basic tune_plans=rule tune_strategy=halving wheels=.whl outdir="" pack=""
-peers_site=""
+peers_site="" timeline_fwd="1024x8,4096x8,8192x4" timeline_bwd="16/32"
 while (($#)); do
   case "$1" in
     -h|--help) usage; exit 0 ;;
@@ -74,6 +79,8 @@ while (($#)); do
     --bwd-resume) bwd_resume=${2:?--bwd-resume needs a CSV}; shift ;;
     --train-resume) train_resume=${2:?--train-resume needs a CSV}; shift ;;
     --bench-args) bench_args=${2?--bench-args needs a string}; shift ;;
+    --timeline-fwd) timeline_fwd=${2?--timeline-fwd needs row filters (or "")}; shift ;;
+    --timeline-bwd) timeline_bwd=${2?--timeline-bwd needs row filters (or "")}; shift ;;
     --tune-db) tune_db=${2:?--tune-db needs a database file}; shift ;;
     --sweep-gpus) sweep_gpus=${2:?--sweep-gpus needs a list such as 0,1}; shift ;;
     --sweep-metrics) sweep_metrics=${2:?--sweep-metrics needs none, basic or full}; shift ;;
@@ -352,6 +359,19 @@ bench() {  # pass, resume-file
     "${extra[@]}" $bench_args
 }
 
+timeline() {  # the per-kernel timelines of the chosen rows
+  local rc=0
+  if [[ -n $timeline_fwd ]]; then
+    python3 scripts/kernel_timeline.py --pass fwd --rows "$timeline_fwd" \
+      --out "$outdir/timeline_fwd.csv" || rc=1
+  fi
+  if [[ -n $timeline_bwd ]]; then
+    python3 scripts/kernel_timeline.py --pass bwd --rows "$timeline_bwd" \
+      --out "$outdir/timeline_bwd.csv" || rc=1
+  fi
+  return $rc
+}
+
 has_stage resources && { resources > "$outdir/resources.txt" 2>&1; note "stage resources: written"; }
 has_stage tests && run_stage ctest_gpu gpu_tests
 has_stage sweep && run_stage smoke_sweep smoke_sweep
@@ -361,6 +381,7 @@ has_stage validate && run_stage validate validate
 has_stage bench-fwd && run_stage bench_fwd bench fwd "$fwd_resume"
 has_stage bench-bwd && run_stage bench_bwd bench bwd "$bwd_resume"
 has_stage bench-train && run_stage bench_train bench train "$train_resume"
+has_stage timeline && run_stage timeline timeline
 
 # Triton autotuning results (small JSON files) for the next call; logs in one archive.
 (cd "$TRITON_CACHE_DIR" && find . -name '*autotune*' | tar -czf "$outdir/triton_autotune.tar.gz" -T -) 2>/dev/null
