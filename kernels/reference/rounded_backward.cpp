@@ -30,7 +30,7 @@ struct Rounder {
     if (!(m.points & p)) return x;
     const double hi = m.round16(x);
     if (!(split_here & p)) return hi;
-    return hi + m.round16(x - hi);
+    return m.split.to_fp32 ? static_cast<double>(static_cast<float>(x)) : hi + m.round16(x - hi);
   }
   // hi + lo whatever the split masks say (the kernels' split products).
   double split(double x, uint32_t p) const {

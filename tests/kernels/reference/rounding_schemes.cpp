@@ -22,6 +22,23 @@ struct Named {
 const Named kSchemes[] = {
     {"float64", "no rounding: the float64 chunked backward", [](rr::Model& m) { m.points = 0; }},
     {"kernels", "the CUDA backward's roundings", [](rr::Model&) {}},
+    {"short-all", "every point split in short chunks (the floor of repairs there)",
+     [](rr::Model& m) { m.split.short_chunks = rr::kAllPoints; }},
+    {"short-ds", "dS' split in short chunks", [](rr::Model& m) { m.split.short_chunks = rr::kDstate; }},
+    {"short-vn", "T diag(beta) and V_new split in short chunks",
+     [](rr::Model& m) { m.split.short_chunks = rr::kTbeta | rr::kVnew; }},
+    {"short-vnw", "W', T diag(beta) and V_new split in short chunks",
+     [](rr::Model& m) { m.split.short_chunks = rr::kLocalW | rr::kTbeta | rr::kVnew; }},
+    {"short-ds-vn", "dS', T diag(beta) and V_new split in short chunks",
+     [](rr::Model& m) { m.split.short_chunks = rr::kDstate | rr::kTbeta | rr::kVnew; }},
+    {"short-ds-vnw", "dS', W', T diag(beta) and V_new split in short chunks",
+     [](rr::Model& m) { m.split.short_chunks = rr::kDstate | rr::kLocalW | rr::kTbeta | rr::kVnew; }},
+    {"short-fp32", "every point in fp32 in short chunks",
+     [](rr::Model& m) { m.split.short_chunks = rr::kAllPoints; m.split.to_fp32 = true; }},
+    {"ends-exact", "the caller's fp32 h0 (dht) for S (dS') in a sequence's first (last) chunk",
+     [](rr::Model& m) { m.exact_h0_first = m.exact_dht_last = true; }},
+    {"ends-all", "every point split in a sequence's first and last chunks",
+     [](rr::Model& m) { m.split.first_chunks = m.split.last_chunks = rr::kAllPoints; }},
 };
 
 }  // namespace

@@ -19,7 +19,8 @@
 //   local gradients:  W', T diag(beta), V_new, dPm, dT = dAg diag(beta), X = T^T dT, Z
 //   outputs:          dq, dk in the input dtype (after the sum over a GVA group)
 // A "split" point keeps, in the chunks a SplitWhere selects, the value's high part and the
-// 16-bit rounding of its residual (hi + lo): what a kernel pays two extra products for.
+// 16-bit rounding of its residual (hi + lo): what a kernel pays two extra products for; or,
+// with SplitWhere::to_fp32, the value rounded to fp32 (a product on CUDA cores in fp32).
 #pragma once
 
 #include <cstdint>
@@ -66,6 +67,8 @@ struct SplitWhere {
   int short_rows = 16;
   uint32_t first_chunks = 0;  // a sequence's first chunk
   uint32_t last_chunks = 0;   // a sequence's last chunk
+  // A split point rounds to fp32 instead (products on CUDA cores in fp32, or fp32 planes).
+  bool to_fp32 = false;
 };
 
 struct Model {
