@@ -33,6 +33,11 @@ const Named kSchemes[] = {
      [](rr::Model& m) { m.split.short_chunks = rr::kDstate | rr::kTbeta | rr::kVnew; }},
     {"short-ds-vnw", "dS', W', T diag(beta) and V_new split in short chunks",
      [](rr::Model& m) { m.split.short_chunks = rr::kDstate | rr::kLocalW | rr::kTbeta | rr::kVnew; }},
+    {"short-repair",
+     "S (from h0), dS' (from dht), dV_new, dW', W' and V_new split in short chunks",
+     [](rr::Model& m) {
+       m.split.short_chunks = rr::kStates | rr::kDstate | rr::kDvnew | rr::kDv | rr::kLocalW | rr::kVnew;
+     }},
     {"short-fp32", "every point in fp32 in short chunks",
      [](rr::Model& m) { m.split.short_chunks = rr::kAllPoints; m.split.to_fp32 = true; }},
     {"ends-exact", "the caller's fp32 h0 (dht) for S (dS') in a sequence's first (last) chunk",
