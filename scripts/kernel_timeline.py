@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Per-kernel device times of one libgdn call per anchor row (forward, backward or training
-step): where a call's time goes, kernel by kernel, on the benchmark's inputs.
+"""Per-kernel device times of one call per anchor row (forward, backward or training step) of
+libgdn or of a peer (--library): where a call's time goes, kernel by kernel, on the benchmark's
+inputs.
 
 Each row's call runs once eagerly (dispatch, first-launch costs), then --reps times under
 torch.profiler (CUPTI activity records of the device). Per kernel the CSV gives its launches per
@@ -10,6 +11,7 @@ Rows, inputs and the dispatch are those of scripts/bench_peers.py (docs/benchmar
 
 Examples (on the GPU machine, from the repo root):
   PYTHONPATH=python python3 scripts/kernel_timeline.py --pass fwd --rows 1024x8,4096x8 --out t_fwd
+  ... --pass fwd --rows 1024x8 --library flashinfer --out t_fwd_fi   # a peer's kernels, same rows
   ... --pass bwd --rows 16/32 --reps 5 --out t_bwd
   python3 scripts/kernel_timeline.py --pass bwd --rows 32k_1seq --dry-run   # rows only, no GPU
 """
@@ -32,6 +34,9 @@ from gdnbench.provenance import git_sha, nvidia_smi  # noqa: E402  (torch-free)
 from gdnbench.rows import RowError, load_rows, select_rows  # noqa: E402
 
 PASSES = ("fwd", "bwd", "train")
+LIBRARIES = ("ours", "fla", "flashqla", "flashinfer")
+# What each peer times (scripts/bench_peers.py's makers): FlashInfer has no backward.
+PEER_PASSES = {"fla": PASSES, "flashqla": PASSES, "flashinfer": ("fwd",)}
 
 
 def parse_args(argv):
@@ -43,6 +48,8 @@ def parse_args(argv):
     ap.add_argument("--rows", default="",
                     help="comma-separated row filters: a name part, an anchor label (1024x8) "
                          "or h_qk/h_v (16/32); default every row of the pass")
+    ap.add_argument("--library", choices=LIBRARIES, default="ours",
+                    help="whose call: libgdn (default) or a peer, importable as in scripts/bench_peers.py")
     ap.add_argument("--reps", type=int, default=3, help="profiled calls per row (default 3)")
     ap.add_argument("--seed", type=int, default=1234, help="input seed (row i uses seed + i)")
     ap.add_argument("--out", default="", help="CSV path (default bench/results/timeline_<pass>_<time>.csv)")
@@ -54,6 +61,9 @@ def parse_args(argv):
     a = ap.parse_args(argv)
     if a.reps < 1:
         ap.error(f"--reps: expected >= 1; got {a.reps}")
+    if a.library != "ours" and a.pass_ not in PEER_PASSES[a.library]:
+        ap.error(f"--library {a.library}: has no {a.pass_} pass (expected --pass "
+                 f"{' or '.join(PEER_PASSES[a.library])})")
     return a
 
 
@@ -109,9 +119,17 @@ def csv_rows(row, kernels, call_us):
 FIELDS = ["pass", "name", "kernel", "launches", "median_us", "share", "call_us"]
 
 
-def profile_row(row, index, a, torch, peers, measure):
+def make_call(a, peers):
+    """The maker of one call for the chosen library and pass: maker(inputs) -> callable."""
+    if a.library == "ours":
+        return {"fwd": peers.ours_fwd, "bwd": peers.ours_bwd, "train": peers.ours_train}[a.pass_]
+    lib = {"fla": peers.Fla, "flashqla": peers.FlashQla, "flashinfer": peers.FlashInfer}[a.library]()
+    return getattr(lib, a.pass_)
+
+
+def profile_row(row, index, a, torch, make, measure):
     inp = measure.make_inputs(row, a.seed + index, with_grads=a.pass_ != "fwd")
-    fn = {"fwd": peers.ours_fwd, "bwd": peers.ours_bwd, "train": peers.ours_train}[a.pass_](inp)
+    fn = make(inp)
     fn()
     torch.cuda.synchronize()
     reps = []
@@ -155,7 +173,8 @@ def main(argv=None):
         f"GPU: {props.name}, {props.multi_processor_count} SMs; driver: {nvidia_smi('driver_version')}; "
         f"clocks now (sm, mem, max sm): {nvidia_smi('clocks.sm,clocks.mem,clocks.max.sm')}",
         f"CUDA (torch): {torch.version.cuda}; torch: {torch.__version__}; python: {platform.python_version()}",
-        f"libgdn: {peers.library_version()}; git SHA: {git_sha(a.git_sha)}; dispatch table: built in",
+        f"library: {a.library}; libgdn: {peers.library_version()}; git SHA: {git_sha(a.git_sha)}; "
+        "dispatch table: built in",
         f"timing: torch.profiler (CUPTI activity records), median over {a.reps} profiled calls after one "
         "eager call; inputs: docs/benchmarking.md, seed + row",
         "command: " + " ".join(shlex.quote(x) for x in [sys.executable, *sys.argv]),
@@ -164,8 +183,9 @@ def main(argv=None):
         f.writelines(f"# {line}\n" for line in header)
         w = csv.DictWriter(f, fieldnames=FIELDS)
         w.writeheader()
+        make = make_call(a, peers)
         for i, row in enumerate(rows):
-            kernels, call_us = profile_row(row, i, a, torch, peers, measure)
+            kernels, call_us = profile_row(row, i, a, torch, make, measure)
             w.writerows(csv_rows(row, kernels, call_us))
             f.flush()
             top = sorted(kernels.items(), key=lambda kv: -kv[1][1])[:4]

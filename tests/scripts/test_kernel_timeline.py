@@ -76,6 +76,28 @@ class CommandLineTest(unittest.TestCase):
         self.assertEqual(out.returncode, 2)
         self.assertIn("matches no fwd row", out.stderr)
 
+    def test_a_peer_without_the_pass_is_refused(self):
+        out = self.run_script("--pass", "bwd", "--library", "flashinfer", "--dry-run")
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("--library flashinfer: has no bwd pass (expected --pass fwd)", out.stderr)
+
+    def test_make_call_picks_the_library_and_pass(self):
+        made = []
+
+        class Peer:
+            def __init__(self):
+                made.append(type(self).__name__)
+
+            def fwd(self, inp):
+                return ("fwd", inp)
+
+        peers = SimpleNamespace(ours_fwd="ours-fwd", ours_bwd="ours-bwd", ours_train="ours-train",
+                                Fla=Peer, FlashQla=Peer, FlashInfer=Peer)
+        self.assertEqual(kt.make_call(SimpleNamespace(library="ours", pass_="bwd"), peers), "ours-bwd")
+        self.assertEqual(kt.make_call(SimpleNamespace(library="flashinfer", pass_="fwd"), peers)(7),
+                         ("fwd", 7))
+        self.assertEqual(made, ["Peer"])
+
     def test_bad_reps_names_the_argument(self):
         out = self.run_script("--reps", "0", "--dry-run")
         self.assertEqual(out.returncode, 2)
