@@ -52,7 +52,7 @@ def parse_args(argv):
                     help="whose call: libgdn (default) or a peer, importable as in scripts/bench_peers.py")
     ap.add_argument("--reps", type=int, default=3, help="profiled calls per row (default 3)")
     ap.add_argument("--seed", type=int, default=1234, help="input seed (row i uses seed + i)")
-    ap.add_argument("--out", default="", help="CSV path (default bench/results/timeline_<pass>_<time>.csv)")
+    ap.add_argument("--out", default="", help="CSV path (default: timeline_<pass>_<time>.csv in the results folder, bench/results)")
     ap.add_argument("--anchors-dir", default=str(REPO / "bench" / "anchors"))
     ap.add_argument("--shapes-dir", default=str(REPO / "scripts" / "shapes"))
     ap.add_argument("--git-sha", default=os.environ.get("GDN_GIT_SHA", ""),
