@@ -47,6 +47,7 @@ struct Rounder {
 uint32_t split_mask(const SplitWhere& w, int64_t L, bool first, bool last) {
   uint32_t mask = 0;
   if (L < w.short_rows) mask |= w.short_chunks;
+  if (L < w.short_rows && first) mask |= w.short_first_chunks;
   if (first) mask |= w.first_chunks;
   if (last) mask |= w.last_chunks;
   return mask;

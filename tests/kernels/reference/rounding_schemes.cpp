@@ -38,6 +38,14 @@ const Named kSchemes[] = {
      [](rr::Model& m) {
        m.split.short_chunks = rr::kStates | rr::kDstate | rr::kDvnew | rr::kDv | rr::kLocalW | rr::kVnew;
      }},
+    {"short-fp32-h0",
+     "every point in fp32 in short chunks but S, which only a short chunk that starts its "
+     "sequence has exactly (h0): the fp32 repair of kernels/cuda/backward/short_chunk.cu",
+     [](rr::Model& m) {
+       m.split.short_chunks = rr::kAllPoints & ~rr::kStates;
+       m.split.short_first_chunks = rr::kStates;
+       m.split.to_fp32 = true;
+     }},
     {"short-fp32", "every point in fp32 in short chunks",
      [](rr::Model& m) { m.split.short_chunks = rr::kAllPoints; m.split.to_fp32 = true; }},
     {"ends-exact", "the caller's fp32 h0 (dht) for S (dS') in a sequence's first (last) chunk",

@@ -67,6 +67,7 @@ struct SplitWhere {
   int short_rows = 16;
   uint32_t first_chunks = 0;  // a sequence's first chunk
   uint32_t last_chunks = 0;   // a sequence's last chunk
+  uint32_t short_first_chunks = 0;  // a short chunk that also starts its sequence (S = h0)
   // A split point rounds to fp32 instead (products on CUDA cores in fp32, or fp32 planes).
   bool to_fp32 = false;
 };
