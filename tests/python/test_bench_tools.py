@@ -265,3 +265,27 @@ class BenchScriptTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ProvenanceTest(unittest.TestCase):
+    """gdnbench.provenance: the commit and GPU lines every results header carries."""
+
+    def test_an_explicit_sha_wins_over_the_checkout(self):
+        from gdnbench import provenance
+        self.assertEqual(provenance.git_sha("abc1234"), "abc1234")
+
+    def test_the_checkout_head_is_read_and_marked_dirty_when_tracked_files_differ(self):
+        from gdnbench import provenance
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
+                              text=True).stdout.strip()
+        sha = provenance.git_sha("")
+        if not head:
+            self.assertIn("unknown", sha)
+        else:
+            self.assertTrue(sha.startswith(head), sha)
+
+    def test_nvidia_smi_without_a_driver_says_not_available(self):
+        from gdnbench import provenance
+        from unittest import mock
+        with mock.patch.object(provenance.subprocess, "run", side_effect=FileNotFoundError("nvidia-smi")):
+            self.assertEqual(provenance.nvidia_smi("driver_version"), "n/a")
