@@ -84,6 +84,41 @@ class ResultsTableTest(unittest.TestCase):
         self.assertEqual(cells[5], f"{math.sqrt(0.5 * 0.6):.2f}")  # FlashInfer / ours
         self.assertEqual(cells[6], f"{math.sqrt(0.5 * 0.6):.2f}")  # best peer / ours
 
+    def test_backward_table_per_head_configuration_from_published_figures(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "bwd.csv"
+            path.write_text("\n".join([
+                "# provenance",
+                "pass,name,h_qk,h_v,ours_ms,fla_published_ms,flashqla_ms,flashqla_source,error",
+                "bwd,a,16,32,2.0,1.0,0.5,published,",
+                "bwd,b,16,32,8.0,4.0,8.0,published,",
+                "bwd,c,2,4,1.0,1.5,0.5,published,",
+                "fwd,f,2,4,9.0,9.0,9.0,published,",
+            ]) + "\n")
+            lines = results_table.render_bwd(str(path))
+        rows = {l.split("|")[1].strip(): [c.strip() for c in l.split("|")[2:-1]]
+                for l in lines if l.startswith("| ") and not l.startswith("| heads")}
+        self.assertEqual(list(rows), ["16/32", "2/4", "all"])
+        # 16/32: ours gmean(2, 8) = 4; FLA gmean(0.5, 0.5) = 0.5; FlashQLA gmean(0.25, 1) = 0.5.
+        self.assertEqual(rows["16/32"], ["2", "4.000", "0.50", "0.50"])
+        self.assertEqual(rows["2/4"], ["1", "1.000", "1.50", "0.50"])
+        self.assertEqual(rows["all"][0], "3")
+
+    def test_backward_rows_without_published_figures_are_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "bwd.csv"
+            path.write_text("pass,name,h_qk,h_v,ours_ms,fla_published_ms,flashqla_ms,error\n"
+                            "bwd,lonely,2,4,1.0,,0.5,\n")
+            with self.assertRaisesRegex(results_table.TableError, "lonely"):
+                results_table.render_bwd(str(path))
+
+    def test_the_backward_block_is_replaced_between_its_own_markers(self):
+        b, e = results_table.BWD_BEGIN, results_table.BWD_END
+        text = f"{results_table.BEGIN}\nf\n{results_table.END}\n{b}\nold\n{e}\n"
+        new = results_table.replace_block(text, ["bwd"], b, e)
+        self.assertIn(f"{b}\nbwd\n{e}", new)
+        self.assertIn(f"{results_table.BEGIN}\nf\n{results_table.END}", new)
+
     def test_replace_block_needs_both_markers_in_order(self):
         b, e = results_table.BEGIN, results_table.END
         self.assertEqual(results_table.replace_block(f"x\n{b}\nold\n{e}\ny", ["new"]),
