@@ -1,5 +1,6 @@
 #include "rounding_schemes.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -56,15 +57,47 @@ const Named kSchemes[] = {
 
 }  // namespace
 
+namespace {
+
+// "every:P+Q": the points named P and Q (rr::point_names) split in every chunk, full ones too:
+// what a repair that pays on every chunk would buy.
+uint32_t every_chunk_points(const std::string& list) {
+  uint32_t mask = 0;
+  size_t begin = 0;
+  while (begin <= list.size()) {
+    const size_t end = std::min(list.find('+', begin), list.size());
+    const std::string name = list.substr(begin, end - begin);
+    const auto& names = rr::point_names();
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end()) {
+      std::string known;
+      for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+      throw std::invalid_argument("scheme every:...: expected point names joined by '+' (" + known +
+                                  "), got '" + name + "'");
+    }
+    mask |= 1u << (it - names.begin());
+    begin = end + 1;
+  }
+  return mask;
+}
+
+}  // namespace
+
 rr::Model scheme(const std::string& name, HalfType type) {
+  rr::Model m;
+  m.round16 = [type](double x) { return round_to_half(x, type); };
+  if (name.rfind("every:", 0) == 0) {
+    m.split.short_rows = 65;  // above a chunk's 64 rows: every chunk counts as short
+    m.split.short_chunks = every_chunk_points(name.substr(6));
+    return m;
+  }
   for (const Named& s : kSchemes)
     if (name == s.name) {
-      rr::Model m;
-      m.round16 = [type](double x) { return round_to_half(x, type); };
       s.apply(m);
       return m;
     }
-  throw std::invalid_argument("scheme: expected one of " + scheme_list() + ", got '" + name + "'");
+  throw std::invalid_argument("scheme: expected one of " + scheme_list() +
+                              " or every:POINT[+POINT...], got '" + name + "'");
 }
 
 std::string scheme_list() {

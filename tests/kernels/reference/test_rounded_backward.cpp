@@ -89,6 +89,15 @@ TEST(RoundedBackward, TheShortChunkRepairClearsTheMeasuredOneTokenFailures) {
   }
 }
 
+// "every:P+Q" splits the named points in every chunk, full ones too; a bad name is refused.
+TEST(RoundedBackward, EverySchemeSplitsTheNamedPointsInEveryChunk) {
+  const rr::Model m = scheme("every:S16+dS'", HalfType::BF16);
+  EXPECT_EQ(m.split.short_chunks, rr::kStates | rr::kDstate);
+  EXPECT_GT(m.split.short_rows, 64);
+  EXPECT_THROW(scheme("every:S16+nothing", HalfType::BF16), std::invalid_argument);
+  EXPECT_THROW(scheme("every:", HalfType::BF16), std::invalid_argument);
+}
+
 TEST(RoundedBackward, NamesPointsAndRejectsBadModels) {
   EXPECT_EQ(rr::point_name(rr::kDvin), "dVin");
   EXPECT_EQ(rr::point_names().size(), 20u);
