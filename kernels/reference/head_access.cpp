@@ -71,4 +71,16 @@ chunk::ChunkIn gather_chunk(const Shape& s, const Inputs& in, int64_t t0, int64_
           gather_scalars(in.beta, t0, L, s.Hv, h)};
 }
 
+BwdOutputs zero_backward_outputs(const Shape& s) {
+  const int64_t tokens = s.B * s.T;
+  BwdOutputs out;
+  out.dq.assign(static_cast<size_t>(tokens * s.Hk * s.K), 0.0);
+  out.dk.assign(out.dq.size(), 0.0);
+  out.dv.assign(static_cast<size_t>(tokens * s.Hv * s.V), 0.0);
+  out.dg.assign(static_cast<size_t>(tokens * s.Hv), 0.0);
+  out.dbeta.assign(out.dg.size(), 0.0);
+  out.dh0.assign(static_cast<size_t>(state_elements(s)), 0.0);
+  return out;
+}
+
 }  // namespace gdn::ref::detail

@@ -35,6 +35,9 @@ void store_state(std::vector<double>& states, const Shape& s, int64_t n, int h, 
 // Rows [t0, t0 + L) of value head h (with its k-head's q and k) as one chunk's inputs.
 chunk::ChunkIn gather_chunk(const Shape& s, const Inputs& in, int64_t t0, int64_t L, int h);
 
+// Every backward output of shape s, zero-filled (the backwards add into them per head).
+BwdOutputs zero_backward_outputs(const Shape& s);
+
 // k-head that serves value head h (GVA: Hv / Hk value heads share one k-head).
 inline int k_head_of(const Shape& s, int h) { return h / (s.Hv / s.Hk); }
 

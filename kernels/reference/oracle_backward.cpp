@@ -124,14 +124,7 @@ void sequence_head_backward(const Shape& s, const Inputs& in, const Grads& gr,
 BwdOutputs oracle_backward(const Shape& s, const Inputs& in, const Grads& gr,
                            const RunOptions& run) {
   validate(s, in, gr);
-  const int64_t tokens = s.B * s.T;
-  BwdOutputs out;
-  out.dq.assign(static_cast<size_t>(tokens * s.Hk * s.K), 0.0);
-  out.dk.assign(out.dq.size(), 0.0);
-  out.dv.assign(static_cast<size_t>(tokens * s.Hv * s.V), 0.0);
-  out.dg.assign(static_cast<size_t>(tokens * s.Hv), 0.0);
-  out.dbeta.assign(out.dg.size(), 0.0);
-  out.dh0.assign(static_cast<size_t>(state_elements(s)), 0.0);
+  BwdOutputs out = detail::zero_backward_outputs(s);
   const double scale = s.effective_scale();
   const int group = s.Hv / s.Hk;
   // One thread owns a k-head's value heads: their dq, dk sums land in rows nobody else writes.

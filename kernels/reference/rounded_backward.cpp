@@ -98,14 +98,7 @@ BwdOutputs rounded_backward(const Shape& s, const Inputs& in, const Grads& gr, c
   if (!m.round16)
     throw std::invalid_argument("gdn::ref::rounding::rounded_backward: model.round16: expected a "
                                 "rounding function, got none");
-  const int64_t tokens = s.B * s.T;
-  BwdOutputs out;
-  out.dq.assign(static_cast<size_t>(tokens * s.Hk * s.K), 0.0);
-  out.dk.assign(out.dq.size(), 0.0);
-  out.dv.assign(static_cast<size_t>(tokens * s.Hv * s.V), 0.0);
-  out.dg.assign(static_cast<size_t>(tokens * s.Hv), 0.0);
-  out.dbeta.assign(out.dg.size(), 0.0);
-  out.dh0.assign(static_cast<size_t>(state_elements(s)), 0.0);
+  BwdOutputs out = detail::zero_backward_outputs(s);
   const double scale = s.effective_scale();
   const int group = s.Hv / s.Hk;
   const auto at = [](const std::vector<double>& x, int64_t r) { return x[static_cast<size_t>(r)]; };
