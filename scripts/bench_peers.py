@@ -55,7 +55,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
 
 from gdnbench import report  # noqa: E402  (torch-free)
-from gdnbench.provenance import git_sha, nvidia_smi  # noqa: E402
+from gdnbench.provenance import git_sha, nvidia_smi, results_csv  # noqa: E402
 from gdnbench.rows import RowError, load_rows, select_rows  # noqa: E402
 
 # --pass values: the passes each one times, in this order.
@@ -112,17 +112,6 @@ def parse_args(argv):
     if a.warmup < 0:
         ap.error(f"--warmup: expected >= 0; got {a.warmup}")
     return a
-
-
-def output_path(a):
-    name = a.out or f"peers_{a.pass_}_{datetime.now(timezone.utc):%Y%m%d_%H%M}.csv"
-    path = Path(name)
-    if path.parent == Path("."):
-        path = REPO / "bench" / "results" / path
-    if path.suffix != ".csv":
-        path = path.with_suffix(".csv")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def provenance(a, torch, fla_version, flashqla_note, flashinfer_note, gdn_version, train_path):
@@ -324,7 +313,7 @@ def main(argv=None):
                                                  "" if "fwd" in passes else
                                                  "no forward pass; it has no backward")
 
-    path = output_path(a)
+    path = results_csv(a.out, f"peers_{a.pass_}")
     kept = kept_rows(path, a.resume)
     done = {(r["pass"], r["name"]) for r in kept}
     train_path = peers.ours_train_path() if "train" in passes else ""

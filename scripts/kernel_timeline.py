@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
 
-from gdnbench.provenance import git_sha, nvidia_smi  # noqa: E402  (torch-free)
+from gdnbench.provenance import git_sha, nvidia_smi, results_csv  # noqa: E402  (torch-free)
 from gdnbench.rows import RowError, load_rows, select_rows  # noqa: E402
 
 PASSES = ("fwd", "bwd", "train")
@@ -162,11 +162,7 @@ def main(argv=None):
     if not torch.cuda.is_available():
         print("kernel_timeline: no CUDA device (use --dry-run to list the rows)", file=sys.stderr)
         return 2
-    out = Path(a.out or f"timeline_{a.pass_}_{datetime.now(timezone.utc):%Y%m%d_%H%M}")
-    if out.parent == Path("."):
-        out = REPO / "bench" / "results" / out
-    out = out.with_suffix(".csv")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = results_csv(a.out, f"timeline_{a.pass_}")
     props = torch.cuda.get_device_properties(0)
     header = [
         f"gdnlab kernel timeline, {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}",

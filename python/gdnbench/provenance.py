@@ -2,6 +2,7 @@
 same way by every script that writes results (torch-free)."""
 
 import subprocess
+from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -34,3 +35,15 @@ def nvidia_smi(query):
         return out.stdout.strip().splitlines()[0] if out.returncode == 0 else "n/a"
     except (OSError, subprocess.SubprocessError, IndexError):
         return "n/a"
+
+
+def results_csv(out, stem):
+    """Where a results script writes: `out`, or STEM_<UTC time>.csv; a bare file name goes to
+    bench/results/, a missing .csv suffix is added; the folder is created."""
+    path = Path(out or f"{stem}_{datetime.now(timezone.utc):%Y%m%d_%H%M}.csv")
+    if path.parent == Path("."):
+        path = REPO / "bench" / "results" / path
+    if path.suffix != ".csv":
+        path = path.with_suffix(".csv")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path

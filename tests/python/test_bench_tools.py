@@ -289,3 +289,12 @@ class ProvenanceTest(unittest.TestCase):
         from unittest import mock
         with mock.patch.object(provenance.subprocess, "run", side_effect=FileNotFoundError("nvidia-smi")):
             self.assertEqual(provenance.nvidia_smi("driver_version"), "n/a")
+
+    def test_results_csv_places_bare_names_in_bench_results_with_a_csv_suffix(self):
+        from gdnbench import provenance
+        self.assertEqual(provenance.results_csv("fwd_h200", "peers_fwd"),
+                         REPO / "bench" / "results" / "fwd_h200.csv")
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(provenance.results_csv(f"{d}/sub/x.csv", "t"), Path(d) / "sub" / "x.csv")
+            self.assertTrue((Path(d) / "sub").is_dir())
+        self.assertTrue(provenance.results_csv("", "timeline_bwd").name.startswith("timeline_bwd_"))
