@@ -226,36 +226,36 @@ __device__ __forceinline__ void wgmma_ss(float (&d)[NT][4], uint64_t desc_a, uin
   static_assert(std::is_same_v<Elem, __nv_bfloat16> || std::is_same_v<Elem, __half>);
   static_assert(NT == 4 || NT == 8, "m64n32k16 or m64n64k16");
   constexpr bool kBf16 = std::is_same_v<Elem, __nv_bfloat16>;
-  if constexpr (NT == 4 && kBf16)
-    asm volatile(GDN_WGMMA_SS("m64n32k16", "bf16", "18")
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-                 "%16, %17, p, 1, 1, %19, %20;\n}\n"
-                 : GDN_F4(d, 0), GDN_F4(d, 1), GDN_F4(d, 2), GDN_F4(d, 3)
-                 : "l"(desc_a), "l"(desc_b), "r"(int32_t(accumulate)), "n"(int32_t(kTransA)),
-                   "n"(int32_t(kTransB)));
-  else if constexpr (NT == 4)
-    asm volatile(GDN_WGMMA_SS("m64n32k16", "f16", "18")
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-                 "%16, %17, p, 1, 1, %19, %20;\n}\n"
-                 : GDN_F4(d, 0), GDN_F4(d, 1), GDN_F4(d, 2), GDN_F4(d, 3)
-                 : "l"(desc_a), "l"(desc_b), "r"(int32_t(accumulate)), "n"(int32_t(kTransA)),
-                   "n"(int32_t(kTransB)));
-  else if constexpr (kBf16)
-    asm volatile(GDN_WGMMA_SS("m64n64k16", "bf16", "34")
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-                 "%32, %33, p, 1, 1, %35, %36;\n}\n"
-                 : GDN_F32(d, 0)
-                 : "l"(desc_a), "l"(desc_b), "r"(int32_t(accumulate)), "n"(int32_t(kTransA)),
-                   "n"(int32_t(kTransB)));
-  else
-    asm volatile(GDN_WGMMA_SS("m64n64k16", "f16", "34")
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-                 "%32, %33, p, 1, 1, %35, %36;\n}\n"
-                 : GDN_F32(d, 0)
-                 : "l"(desc_a), "l"(desc_b), "r"(int32_t(accumulate)), "n"(int32_t(kTransA)),
-                   "n"(int32_t(kTransB)));
+// One asm statement per shape; TY is the 16-bit type's PTX name.
+#define GDN_WGMMA_SS_IN                                                                    \
+  "l"(desc_a), "l"(desc_b), "r"(int32_t(accumulate)), "n"(int32_t(kTransA)), "n"(int32_t(kTransB))
+#define GDN_WGMMA_SS_N32(TY)                                                               \
+  asm volatile(GDN_WGMMA_SS("m64n32k16", TY, "18")                                         \
+               "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "  \
+               "%16, %17, p, 1, 1, %19, %20;\n}\n"                                         \
+               : GDN_F4(d, 0), GDN_F4(d, 1), GDN_F4(d, 2), GDN_F4(d, 3)                    \
+               : GDN_WGMMA_SS_IN)
+#define GDN_WGMMA_SS_N64(TY)                                                               \
+  asm volatile(GDN_WGMMA_SS("m64n64k16", TY, "34")                                         \
+               "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "   \
+               "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "   \
+               "%30, %31}, %32, %33, p, 1, 1, %35, %36;\n}\n"                             \
+               : GDN_F32(d, 0)                                                             \
+               : GDN_WGMMA_SS_IN)
+  if constexpr (NT == 4) {
+    if constexpr (kBf16)
+      GDN_WGMMA_SS_N32("bf16");
+    else
+      GDN_WGMMA_SS_N32("f16");
+  } else {
+    if constexpr (kBf16)
+      GDN_WGMMA_SS_N64("bf16");
+    else
+      GDN_WGMMA_SS_N64("f16");
+  }
+#undef GDN_WGMMA_SS_N64
+#undef GDN_WGMMA_SS_N32
+#undef GDN_WGMMA_SS_IN
 }
 
 #undef GDN_WGMMA_SS
