@@ -107,24 +107,14 @@ struct WgTile16 {
   // B operand of depth k0..k0+15 (k0 a multiple of 16) when the tile stores B^T (rows = the
   // product's n, from n0, a multiple of 8): K-major, the k16 slice 32 bytes into the row.
   __device__ __forceinline__ uint64_t desc_nk(int n0, int k0) const {
-    return smem_desc(smem_addr(p) + (k0 / 64) * half_bytes() + n0 * 128 + (k0 % 64) * 2, 16, 1024, 1);
+    return sw128_desc(smem_addr(p) + (k0 / 64) * half_bytes() + n0 * 128 + (k0 % 64) * 2, 16, 1024);
   }
   // B operand of depth k0..k0+15 when the tile stores B (rows = depth, columns = n from n0, a
   // multiple of 64): MN-major, the 64-column halves lbo apart, 8-row depth groups 1024 B apart.
   __device__ __forceinline__ uint64_t desc_kn(int k0, int n0) const {
-    return smem_desc(smem_addr(p) + (n0 / 64) * half_bytes() + k0 * 128, half_bytes(), 1024, 1);
+    return sw128_desc(smem_addr(p) + (n0 / 64) * half_bytes() + k0 * 128, half_bytes(), 1024);
   }
 };
-
-#define GDN_WGMMA_ASM_M64N32(TY)                                                   \
-  "{\n"                                                                            \
-  ".reg .pred p;\n"                                                                \
-  "setp.ne.b32 p, %21, 0;\n"                                                       \
-  "wgmma.mma_async.sync.aligned.m64n32k16.f32." TY "." TY " {"                     \
-  "%0, %1, %2, %3, %4, %5, %6, %7, "                                               \
-  "%8, %9, %10, %11, %12, %13, %14, %15"                                           \
-  "}, {%16, %17, %18, %19}, %20, p, 1, 1, %22;\n"                                  \
-  "}\n"
 
 #define GDN_WGMMA_ASM_M64N64(TY)                                                   \
   "{\n"                                                                            \
@@ -158,23 +148,6 @@ struct WgTile16 {
 #define GDN_F32(d, j)                                                                    \
   GDN_F4(d, j), GDN_F4(d, j + 1), GDN_F4(d, j + 2), GDN_F4(d, j + 3), GDN_F4(d, j + 4), \
       GDN_F4(d, j + 5), GDN_F4(d, j + 6), GDN_F4(d, j + 7)
-
-// D (64 x 32, fp32) = A (64 x 16, registers) B (16 x 32, shared) + (accumulate ? D : 0).
-template <class Elem, bool kTransB>
-__device__ __forceinline__ void wgmma_m64n32k16(float (&d)[4][4], const uint32_t (&a)[4],
-                                                uint64_t desc_b, bool accumulate) {
-  static_assert(std::is_same_v<Elem, __nv_bfloat16> || std::is_same_v<Elem, __half>);
-  if constexpr (std::is_same_v<Elem, __nv_bfloat16>)
-    asm volatile(GDN_WGMMA_ASM_M64N32("bf16")
-                 : GDN_F4(d, 0), GDN_F4(d, 1), GDN_F4(d, 2), GDN_F4(d, 3)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),
-                   "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
-  else
-    asm volatile(GDN_WGMMA_ASM_M64N32("f16")
-                 : GDN_F4(d, 0), GDN_F4(d, 1), GDN_F4(d, 2), GDN_F4(d, 3)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),
-                   "r"(int32_t(accumulate)), "n"(int32_t(kTransB)));
-}
 
 // D (64 x 64, fp32) = A (64 x 16, registers) B (16 x 64, shared) + (accumulate ? D : 0).
 // kTransB: B stored MN-major (n contiguous) instead of K-major.
@@ -263,6 +236,5 @@ __device__ __forceinline__ void wgmma_ss(float (&d)[NT][4], uint64_t desc_a, uin
 #undef GDN_F4
 #undef GDN_WGMMA_ASM_M64N128
 #undef GDN_WGMMA_ASM_M64N64
-#undef GDN_WGMMA_ASM_M64N32
 
 }  // namespace gdn::fused
