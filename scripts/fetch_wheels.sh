@@ -77,12 +77,9 @@ pip_download() {
 
 # FLA for the benchmark and the FLA backend's GPU test (tests/python/test_fla_backend_gpu.py):
 # fla-core (its kernels, without the models package) at the version scripts/requirements.txt
-# pins, with the two packages it imports. The benchmark's wheels sit in .whl/ (what
-# scripts/gpu_check.sh --wheels installs), the test's in .whl/fla-backend.
+# pins, with the two packages it imports, in .whl/ (what scripts/gpu_check.sh --wheels installs).
 mapfile -t fla_pins < <(grep -E '^(fla-core|einops|packaging)==' scripts/requirements.txt)
 pip_download "${fla_pins[@]}"
-mkdir -p "$WHEEL_DIR/fla-backend"
-pip_download -d "$WHEEL_DIR/fla-backend" "${fla_pins[@]}"
 
 peer_pins=()
 ((with_flashqla)) && peer_pins+=("${FLASHQLA_PINS[@]}")

@@ -178,16 +178,8 @@ if compgen -G "$wheels/*.whl" > /dev/null; then
 else
   note "wheels: none in $wheels (FLA will be missing)"
 fi
-# fla-core >= 0.6 for the FLA backend's GPU test (python.fla_backend_gpu reads GDN_FLA_SITE).
-if compgen -G ".whl/fla-backend/*.whl" > /dev/null; then
-  if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-       --target /tmp/site-fla-backend .whl/fla-backend/*.whl >> "$logs/pip.log" 2>&1; then
-    export GDN_FLA_SITE=/tmp/site-fla-backend
-    note "wheels: FLA backend test: $(cd .whl/fla-backend && printf '%s ' *.whl)"
-  else
-    note "wheels: FLA backend test: pip install FAILED (logs/pip.log)"
-  fi
-fi
+# The FLA backend's GPU test (python.fla_backend_gpu reads GDN_FLA_SITE) takes the same fla-core.
+[[ -d /tmp/site/fla ]] && export GDN_FLA_SITE=/tmp/site
 if [[ -n $peers_site ]]; then
   if [[ -f $peers_site/env.sh ]]; then
     # shellcheck disable=SC1091  # written on this machine by scripts/install_wheel_load.sh
