@@ -41,7 +41,7 @@ const Named kSchemes[] = {
      }},
     {"short-fp32-h0",
      "every point in fp32 in short chunks but S, which only a short chunk that starts its "
-     "sequence has exactly (h0): the fp32 repair of kernels/cuda/backward/short_chunk.cu",
+     "sequence has exactly (h0): an fp32 repair of the short chunk after the backward",
      [](rr::Model& m) {
        m.split.short_chunks = rr::kAllPoints & ~rr::kStates;
        m.split.short_first_chunks = rr::kStates;
