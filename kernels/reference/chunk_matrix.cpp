@@ -16,6 +16,12 @@ void require(bool ok, const char* op, const Mat& x, const Mat& y) {
 }
 }  // namespace
 
+double row_dot(const Mat& x, const Mat& y, int64_t r) {
+  double acc = 0;
+  for (int64_t j = 0; j < x.cols; ++j) acc += x(r, j) * y(r, j);
+  return acc;
+}
+
 Mat matmul(const Mat& x, const Mat& y) {
   require(x.cols == y.rows, "matmul", x, y);
   Mat z(x.rows, y.cols);

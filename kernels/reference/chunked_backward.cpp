@@ -51,12 +51,6 @@ namespace chunk {
 
 namespace {
 
-double row_dot(const Mat& x, const Mat& y, int64_t r) {
-  double acc = 0;
-  for (int64_t j = 0; j < x.cols; ++j) acc += x(r, j) * y(r, j);
-  return acc;
-}
-
 void scale_rows(Mat& x, const std::vector<double>& factor) {
   for (int64_t r = 0; r < x.rows; ++r)
     for (int64_t j = 0; j < x.cols; ++j) x(r, j) *= factor[static_cast<size_t>(r)];

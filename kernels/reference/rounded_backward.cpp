@@ -53,12 +53,6 @@ uint32_t split_mask(const SplitWhere& w, int64_t L, bool first, bool last) {
   return mask;
 }
 
-double row_dot(const Mat& x, const Mat& y, int64_t r) {
-  double acc = 0;
-  for (int64_t j = 0; j < x.cols; ++j) acc += x(r, j) * y(r, j);
-  return acc;
-}
-
 double frobenius_dot(const Mat& x, const Mat& y) {
   double acc = 0;
   for (size_t i = 0; i < x.a.size(); ++i) acc += x.a[i] * y.a[i];

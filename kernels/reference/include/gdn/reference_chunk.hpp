@@ -33,6 +33,7 @@ Mat matmul_tn(const Mat& x, const Mat& y);  // x^T y
 Mat matmul_nt(const Mat& x, const Mat& y);  // x y^T
 Mat transpose(const Mat& x);
 void add_scaled(Mat& acc, const Mat& x, double alpha);  // acc += alpha x (same shape)
+double row_dot(const Mat& x, const Mat& y, int64_t r);   // row r of x . row r of y
 
 // N = StrictLower(diag(beta) K K^T), L x L.
 Mat strict_lower_beta_kkt(const Mat& K, const std::vector<double>& beta);
