@@ -63,19 +63,26 @@
 //               per SM already hide each other's latency.
 //   5. the rest (pipeline stages): first in registry order; a tuned table
 //               (gdnlab export) is where measured preferences belong.
-// The chunked backward (Pass::Backward, Family::Fused) has steps 2 and 3 of its own, fitted to
-// the backward anchor sweep (bench/results/h200_2026-12-01_plan_sweeps.sqlite, sweep 1; a CPU
-// test replays its rows): its one V-blocked kernel is the reverse chain (4 warps, two CTAs
-// per SM), so
-//   2'. block_v 32: 16 columns won only single-sequence 16/32 rows, by 1 %, and lost up to 10 %
-//               with several sequences (docs/decisions/backward-chain-16.md); the table takes it
-//               where it wins;
+// The chunked backward (Pass::Backward, Family::Fused) has steps 1, 2 and 3 of its own: its
+// one V-blocked kernel is the reverse chain, so
+//   1'. column-warp roles (the chain on wgmma fed by a TMA producer warp, 64 columns, one CTA
+//               per SM) where the pool has them: over the 32 rows of the backward anchor
+//               sweep of both chains (bench/results/h200_2026-12-01_backward_sweep.sqlite) the
+//               fastest column-warp candidate beats the fastest cooperative one (4 warps on
+//               mma.sync, two CTAs per SM) by 1.06x (geometric mean; 0.996x to 1.10x);
+//   2'. block_v: the column-warp chain's one width, 64; the cooperative chain's 32 (16 columns
+//               won only single-sequence 16/32 rows, by 1 %, and lost up to 10 % with several
+//               sequences: docs/decisions/backward-chain-16.md; the table takes it where it
+//               wins);
 //   3'. CP when the chain CTAs busy along the longest chain (each sequence's weighted by its
-//               length over the longest's) are under a quarter of the slots (SMs x two), then
-//               the longest segment whose CTAs, over every sequence's segments, fill 3/4 of
-//               the slots, else the shortest that splits. Over the 32 rows: 1 % from the
-//               fastest variant (geometric mean), worst 1.07x; the forward's step 3 (longest
-//               sequence only, block_v first) was 7 %, worst 1.48x.
+//               length over the longest's) are under a quarter of the slots (SMs x CTAs per
+//               SM), then the longest segment whose CTAs, over every sequence's segments, fill
+//               3/4 of the slots, else the shortest that splits. Column-warp chain, the 32 rows
+//               of that sweep: 1.6 % from the fastest candidate (geometric mean), worst 1.16x
+//               (8/16 heads, 2 sequences of 8192 tokens); cooperative chain, the 32 rows of the
+//               earlier sweep (bench/results/h200_2026-12-01_plan_sweeps.sqlite, sweep 1): 1 %,
+//               worst 1.07x; the forward's step 3 (longest sequence only, block_v first) was
+//               7 %, worst 1.48x. CPU tests replay rows of both sweeps.
 // Every step keeps at least one candidate: a preferred value is only taken when some remaining
 // candidate has it, so the rule works for any subset of the variant space a build compiles.
 #include "default_selection.hpp"
@@ -186,7 +193,8 @@ bool all_chunked_backward(const Pool& pool) {
   return true;
 }
 
-// The chunked backward's step 2' and 3' (see the rule's comment).
+// The chunked backward's step 1', 2' and 3' (see the rule's comment).
+constexpr WarpRoles kChainRoles = WarpRoles::ColumnWarps;
 constexpr int kChainBlockV = 32;
 
 int choose_cp_segment_chain(const SelectionInput& in, const Pool& pool, int block_v) {
@@ -255,9 +263,10 @@ const Variant* select_default_variant(const SelectionInput& in,
   if (implementable.empty()) return nullptr;
   Pool pool(implementable.begin(), implementable.end());
   pool = keep_if(pool, [](const KernelConfig& c) { return c.family == Family::Fused; });
-  pool = keep_if(pool, [](const KernelConfig& c) { return c.roles == WarpRoles::ColumnWarps; });
-
   const bool chain = all_chunked_backward(pool);
+  const WarpRoles preferred = chain ? kChainRoles : WarpRoles::ColumnWarps;
+  pool = keep_if(pool, [&](const KernelConfig& c) { return c.roles == preferred; });
+
   const int block_v = chain && values_of(pool, &KernelConfig::block_v).count(kChainBlockV)
                           ? kChainBlockV
                           : choose_block_v(in, pool);

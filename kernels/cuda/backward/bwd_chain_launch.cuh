@@ -7,7 +7,8 @@
 namespace gdn::bwd {
 
 // items: sequences (no CP) or segments; state_cols: K (the gradient) or 2K (pass 1's [M | N]).
-cudaError_t launch_dstate_chain(const ChainParams& p, int block_v, int64_t items, int state_cols,
-                                cudaStream_t stream);
+// roles: Cooperative (mma.sync chain) or ColumnWarps (wgmma chain).
+cudaError_t launch_dstate_chain(const ChainParams& p, WarpRoles roles, int block_v,
+                                int64_t items, int state_cols, cudaStream_t stream);
 
 }  // namespace gdn::bwd

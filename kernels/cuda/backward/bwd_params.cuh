@@ -73,6 +73,12 @@ struct ChainParams {
   float* transfer;
   const float* starts;
   bool transition;
+  // The wgmma chain's TMA loads (dstate_chain_wg.cuh; column-warp roles only): k as
+  // [Ttot, Hk, K] and dvin16 as [Ttot, Hv, V] in 64-token x 64-column boxes, t16 (row-major)
+  // as [chunk x Hv x 64, 64] and xq16 as [chunk x Hv x K, V] 2-D views, all landing 128-byte
+  // swizzled; e, f, beta per (chunk, v-head) from the prepare kernel, [chunk, Hv, 3, 64].
+  CUtensorMap tmap_k, tmap_t, tmap_dvin, tmap_xq;
+  const float* gate_ef;
 };
 
 struct LocalParams {

@@ -166,8 +166,21 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   cp_params.dstate16 = w.dstate16;
   cp_params.dvnew16 = w.dvnew16;
   cp_params.dvnew16_lo = w.dvnew16_lo;
+  if (c.roles == WarpRoles::ColumnWarps && err == cudaSuccess && d.Ttot > 0) {
+    // The wgmma chain's TMA views (ChainParams): k as the recompute reads it; T row-major,
+    // 64-row boxes; dVin in token tiles; Xq in 128-row boxes.
+    cp_params.tmap_k = fp.tmap_k;
+    cp_params.gate_ef = w.gate_ef;
+    err = fused::encode_rows16_map(&cp_params.tmap_t, w.t16_rows, d.max_chunks * d.Hv * kC, kC,
+                                   kC, d.in_bf16);
+    if (err == cudaSuccess)
+      err = fused::encode_token_tile_map(&cp_params.tmap_dvin, w.dvin16, d.Hv, d.Ttot, d.in_bf16);
+    if (err == cudaSuccess)
+      err = fused::encode_rows16_map(&cp_params.tmap_xq, w.xq16, d.max_chunks * d.Hv * kK, kV, kK,
+                                     d.in_bf16);
+  }
   if (cp == 0) {
-    if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.block_v, d.num_seqs, kV, s);
+    if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.roles, c.block_v, d.num_seqs, kV, s);
   } else {
     // Exact CP, mirrored: pass 1 per segment, the fix-up over the segments in reverse order,
     // then every segment from its end-state gradient (bwd_params.cuh).
@@ -177,11 +190,11 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     cp_params.starts = w.starts;
     cp_params.transition = true;
     if (err == cudaSuccess)
-      err = launch_dstate_chain(cp_params, c.block_v, w.max_segs, 2 * kV, s);
+      err = launch_dstate_chain(cp_params, c.roles, c.block_v, w.max_segs, 2 * kV, s);
     if (err == cudaSuccess)
       err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, plan.fixup_cols, s);
     cp_params.transition = false;
-    if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.block_v, w.max_segs, kV, s);
+    if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.roles, c.block_v, w.max_segs, kV, s);
   }
 
   // 3. Local gradients per (chunk, group of the plan's local_heads value heads).

@@ -7,6 +7,7 @@
 #include "registry/kernel_resources.hpp"
 #include "local_grads.cuh"
 #include "registry/problem_support.hpp"
+#include "staged/run.cuh"
 
 namespace gdn::bwd {
 namespace {
@@ -29,7 +30,9 @@ class BackwardVariant final : public Variant {
       << "), the chain's dS-independent inputs per (chunk, v-head), reverse dS chain per ("
       << (config_.cp_segment_chunks ? "CP segment" : "sequence") << ", v-head, "
       << config_.block_v
-      << "-column V-block) with dS in registers (4 warps, mma.sync"
+      << "-column V-block) with dS in registers ("
+      << (config_.roles == WarpRoles::ColumnWarps ? "a wgmma warpgroup, TMA producer warp"
+                                                 : "4 warps, mma.sync")
       << (config_.cp_segment_chunks ? "; exact CP: transfer pass, fix-up, main pass" : "")
       << "), local gradients per (chunk, the launch plan's local_heads value heads of one q/k "
          "head) on the tensor cores (8 warps), dq and dk summed over the heads in a fixed order";
@@ -40,7 +43,16 @@ class BackwardVariant final : public Variant {
   Implementable can_implement(const gdn_problem& p) const override {
     const Implementable built = backward_config_built(config_);
     if (!built.ok) return built;
-    return check_problem_support(p, "chunked backward");
+    const Implementable support = check_problem_support(p, "chunked backward");
+    if (!support.ok || config_.roles != WarpRoles::ColumnWarps) return support;
+    // The wgmma chain's TMA loads address the Xq workspace by a signed 32-bit row,
+    // chunk x Hv x 128 (dstate_chain_wg.cuh).
+    const staged::Dims d = staged::make_dims(p);
+    if (d.max_chunks * int64_t(d.Hv) * 128 > int64_t(INT32_MAX))
+      return {false, "chunked backward (wgmma chain): chunks x h_v x 128 = " +
+                         std::to_string(d.max_chunks * int64_t(d.Hv) * 128) +
+                         " exceeds the TMA row range 2^31 - 1; use a cooperative-roles variant"};
+    return support;
   }
 
   size_t workspace_bytes(const gdn_problem& p) const override {
@@ -57,8 +69,9 @@ class BackwardVariant final : public Variant {
 
   Resources resources() const override {
     std::call_once(resources_once_, [this] {
-      resources_ = query_kernel_resources(chain_symbol(config_.block_v, true),
-                                          chain_smem_bytes(config_.block_v), 128);
+      resources_ = query_kernel_resources(chain_symbol(config_.roles, config_.block_v, true),
+                                          chain_smem_bytes(config_.roles, config_.block_v),
+                                          chain_threads(config_.roles));
     });
     return resources_;
   }
@@ -76,14 +89,20 @@ Implementable backward_config_built(const KernelConfig& c) {
   const ConfigCheck check = check_config(c);
   if (!check.ok) return {false, check.reason};
   if (c.family != Family::Fused) return {false, "family: the chunked backward is fused"};
+  if (c.stages != 2 ||
+      (c.roles != WarpRoles::Cooperative && c.roles != WarpRoles::ColumnWarps))
+    return {false, "roles, stages: the chunked backward's reverse chain runs cooperative warps "
+                   "(mma.sync) or a wgmma warpgroup fed by a TMA producer warp (column-warp roles), over a "
+                   "2-stage ring"};
+  const bool wg = c.roles == WarpRoles::ColumnWarps;
   bool width = false;
-  for (int bv : kChainBlockV) width = width || bv == c.block_v;
+  for (int bv : kChainBlockV) width = width || (!wg && bv == c.block_v);
+  for (int bv : kChainWgBlockV) width = width || (wg && bv == c.block_v);
   if (!width)
-    return {false, "block_v: the chunked backward's reverse chain is compiled for 16 and 32 "
-                   "columns, not " + std::to_string(c.block_v)};
-  if (c.roles != WarpRoles::Cooperative || c.stages != 2)
-    return {false, "roles, stages: the chunked backward runs cooperative warps over a 2-stage "
-                   "ring, one chain per CTA"};
+    return {false, std::string("block_v: the chunked backward's reverse chain is compiled for ") +
+                       (wg ? "64 columns with column-warp roles"
+                           : "16 and 32 columns with cooperative roles") +
+                       ", not " + std::to_string(c.block_v)};
   return {true, ""};
 }
 

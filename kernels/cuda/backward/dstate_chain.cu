@@ -1,13 +1,16 @@
-// Launches of the reverse state-gradient chain (dstate_chain.cuh), per V-block width.
+// Launches of the reverse state-gradient chain: 4 warps on mma.sync (dstate_chain.cuh,
+// cooperative roles, 16 or 32 columns) or a warpgroup on wgmma fed by a TMA producer warp
+// (dstate_chain_wg.cuh, column-warp roles, 64 columns).
 #include "bwd_chain_launch.cuh"
 #include "dstate_chain.cuh"
+#include "dstate_chain_wg.cuh"
 
 namespace gdn::bwd {
 namespace {
 
 template <int BV, class Elem>
-cudaError_t launch_typed(const ChainParams& p, unsigned items, unsigned col_blocks,
-                         cudaStream_t stream) {
+cudaError_t launch_mma(const ChainParams& p, unsigned items, unsigned col_blocks,
+                       cudaStream_t stream) {
   const size_t smem = ChainSmem<BV>::bytes();
   const cudaError_t err = opt_into_shared_memory(
       reinterpret_cast<const void*>(dstate_chain_kernel<BV, Elem>), smem, Carveout::MaxShared);
@@ -17,26 +20,44 @@ cudaError_t launch_typed(const ChainParams& p, unsigned items, unsigned col_bloc
   return cudaGetLastError();
 }
 
-template <int BV>
-cudaError_t launch_bv(const ChainParams& p, int64_t items, int state_cols, cudaStream_t stream) {
-  const auto n = static_cast<unsigned>(items);
-  const auto cols = static_cast<unsigned>(state_cols / BV);
-  return p.d.in_bf16 ? launch_typed<BV, __nv_bfloat16>(p, n, cols, stream)
-                     : launch_typed<BV, __half>(p, n, cols, stream);
+template <class Elem>
+cudaError_t launch_wg(const ChainParams& p, unsigned items, unsigned col_blocks,
+                      cudaStream_t stream) {
+  const size_t smem = ChainWgSmem::bytes();
+  const cudaError_t err = opt_into_shared_memory(
+      reinterpret_cast<const void*>(dstate_chain_wg_kernel<Elem>), smem, Carveout::MaxShared);
+  if (err != cudaSuccess) return err;
+  const dim3 grid(items, static_cast<unsigned>(p.d.Hv), col_blocks);
+  dstate_chain_wg_kernel<Elem><<<grid, kChainWgThreads, smem, stream>>>(p);
+  return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t launch_dstate_chain(const ChainParams& p, int block_v, int64_t items, int state_cols,
-                                cudaStream_t stream) {
+cudaError_t launch_dstate_chain(const ChainParams& p, WarpRoles roles, int block_v,
+                                int64_t items, int state_cols, cudaStream_t stream) {
+  const auto n = static_cast<unsigned>(items);
+  if (block_v <= 0 || state_cols % block_v != 0) return cudaErrorInvalidValue;
+  const auto cols = static_cast<unsigned>(state_cols / block_v);
+  const bool bf16 = p.d.in_bf16;
+  if (roles == WarpRoles::ColumnWarps) {
+    if (block_v != kChainWgBV) return cudaErrorInvalidValue;
+    return bf16 ? launch_wg<__nv_bfloat16>(p, n, cols, stream) : launch_wg<__half>(p, n, cols, stream);
+  }
   switch (block_v) {
-    case 16: return launch_bv<16>(p, items, state_cols, stream);
-    case 32: return launch_bv<32>(p, items, state_cols, stream);
+    case 16: return bf16 ? launch_mma<16, __nv_bfloat16>(p, n, cols, stream)
+                         : launch_mma<16, __half>(p, n, cols, stream);
+    case 32: return bf16 ? launch_mma<32, __nv_bfloat16>(p, n, cols, stream)
+                         : launch_mma<32, __half>(p, n, cols, stream);
     default: return cudaErrorInvalidValue;
   }
 }
 
-const void* chain_symbol(int block_v, bool bf16) {
+const void* chain_symbol(WarpRoles roles, int block_v, bool bf16) {
+  if (roles == WarpRoles::ColumnWarps)
+    return block_v != kChainWgBV ? nullptr
+           : bf16              ? reinterpret_cast<const void*>(dstate_chain_wg_kernel<__nv_bfloat16>)
+                               : reinterpret_cast<const void*>(dstate_chain_wg_kernel<__half>);
   switch (block_v) {
     case 16:
       return bf16 ? reinterpret_cast<const void*>(dstate_chain_kernel<16, __nv_bfloat16>)
@@ -48,12 +69,17 @@ const void* chain_symbol(int block_v, bool bf16) {
   }
 }
 
-size_t chain_smem_bytes(int block_v) {
+size_t chain_smem_bytes(WarpRoles roles, int block_v) {
+  if (roles == WarpRoles::ColumnWarps) return block_v == kChainWgBV ? ChainWgSmem::bytes() : 0;
   switch (block_v) {
     case 16: return ChainSmem<16>::bytes();
     case 32: return ChainSmem<32>::bytes();
     default: return 0;
   }
+}
+
+int chain_threads(WarpRoles roles) {
+  return roles == WarpRoles::ColumnWarps ? kChainWgThreads : kChainThreads;
 }
 
 }  // namespace gdn::bwd

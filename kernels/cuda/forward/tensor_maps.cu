@@ -41,6 +41,23 @@ cudaError_t encode_token_tile_map(CUtensorMap* map, const void* base, int heads,
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+cudaError_t encode_rows16_map(CUtensorMap* map, const void* base, int64_t rows, int cols,
+                              int box_rows, bool bf16) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+  if (!encode || rows <= 0 || rows > 0x7fffffff || (cols != 64 && cols != 128) || box_rows <= 0 ||
+      box_rows > 256)
+    return cudaErrorInvalidValue;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * 2};
+  const cuuint32_t box[2] = {kTmaBoxCols, static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = encode(map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                            2, const_cast<void*>(base), dims, strides, box, elem_strides,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
 cudaError_t encode_f32_tile_map(CUtensorMap* map, const float* base, int64_t rows, int cols,
                                 int box_rows, int box_cols) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();

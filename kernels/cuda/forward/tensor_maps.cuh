@@ -25,6 +25,14 @@ inline constexpr int kTmaBoxRows = 64;
 cudaError_t encode_token_tile_map(CUtensorMap* map, const void* base, int heads, int64_t tokens,
                                   bool bf16);
 
+// Encodes map for base viewed as [rows, cols] 16-bit (row-major; cols 64 or 128), in boxes of
+// box_rows x 64 columns landing 128-byte swizzled (the canonical wgmma operand layout).
+// cudaErrorInvalidValue when the encoder is unavailable or rejects the view (base not 16-byte
+// aligned, box_rows past 256, rows past 2^31 - 1: the kernels pass a row as a signed 32-bit
+// coordinate).
+cudaError_t encode_rows16_map(CUtensorMap* map, const void* base, int64_t rows, int cols,
+                              int box_rows, bool bf16);
+
 // Encodes map for base viewed as [rows, cols] fp32 (row-major, rows cols * 4 bytes apart), in
 // boxes of box_rows x box_cols (columns past cols arrive as zeros). cudaErrorInvalidValue when
 // the encoder is unavailable or rejects the view (base not 16-byte aligned, a box side past 256,

@@ -83,8 +83,9 @@ const Registry& build_registry() {
 }
 
 // Values of each KernelConfig field the generator enumerates (variant_config.hpp's ranges).
-// The backward space: the staged family's V-blocks and the chunked (fused) family's V-blocks
-// and CP segments (cooperative, 2 stages: the only roles and ring it has).
+// The backward space: the staged family's V-blocks and the chunked (fused) family's V-blocks,
+// CP segments and chain roles (cooperative mma.sync or column-warp wgmma; 2 stages: the only
+// ring it has).
 constexpr Family kFamilies[] = {Family::Staged, Family::Fused};
 constexpr int kBlockV[] = {32, 64, 128};
 constexpr int kStages[] = {2, 3};
@@ -107,14 +108,15 @@ std::vector<KernelConfig> enumerate_space() {
                                          .cp_segment_chunks = cp});
   for (int bv : kBlockV)
     space.push_back(KernelConfig{.pass = Pass::Backward, .family = Family::Staged, .block_v = bv});
-  for (int bv : {16, 32, 64, 128})
-    for (int cp : kCpSegmentChunks)
-      space.push_back(KernelConfig{.pass = Pass::Backward,
-                                   .family = Family::Fused,
-                                   .block_v = bv,
-                                   .stages = 2,
-                                   .roles = WarpRoles::Cooperative,
-                                   .cp_segment_chunks = cp});
+  for (WarpRoles ro : {WarpRoles::Cooperative, WarpRoles::ColumnWarps})
+    for (int bv : {16, 32, 64, 128})
+      for (int cp : kCpSegmentChunks)
+        space.push_back(KernelConfig{.pass = Pass::Backward,
+                                     .family = Family::Fused,
+                                     .block_v = bv,
+                                     .stages = 2,
+                                     .roles = ro,
+                                     .cp_segment_chunks = cp});
   return space;
 }
 

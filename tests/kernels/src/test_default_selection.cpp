@@ -285,6 +285,40 @@ TEST(DefaultSelection, ChunkedBackwardFollowsTheBackwardAnchorSweep) {
   EXPECT_EQ(space.pick(shape(8, 1024, 32)), name(0));
 }
 
+// The wgmma chain (column-warp roles, 64 columns, one CTA per SM) is preferred over the
+// mma.sync chain, and steps 2' and 3' replayed on rows of its anchor sweep
+// (bench/results/h200_2026-12-01_backward_sweep.sqlite; ms of the pick / the fastest).
+TEST(DefaultSelection, ChunkedBackwardPrefersTheWgmmaChainAndFollowsItsSweep) {
+  const auto chain = [](int block_v, int cp, WarpRoles roles) {
+    KernelConfig c = fused(block_v, cp, roles);
+    c.pass = gdn::Pass::Backward;
+    return c;
+  };
+  std::vector<std::pair<KernelConfig, gdn::Variant::Resources>> variants;
+  for (int cp : {0, 16, 64}) variants.push_back({chain(16, cp, WarpRoles::Cooperative), resident(2, 128)});
+  for (int cp : {0, 8, 16, 32, 64, 128})
+    variants.push_back({chain(32, cp, WarpRoles::Cooperative), resident(2, 128)});
+  for (int cp : {0, 8, 16, 32, 64, 128})
+    variants.push_back({chain(64, cp, WarpRoles::ColumnWarps), resident(1, 288)});
+  const Space space(variants);
+  const auto name = [&](int cp) { return gdn::config_name(chain(64, cp, WarpRoles::ColumnWarps)); };
+  // 16/32 heads, 1 x 32768: 64 chain CTAs along 512 chunks: unsplit (6.71 ms; the fastest,
+  // the mma.sync chain with 2 prepare heads, 6.68).
+  EXPECT_EQ(space.pick(shape(1, 32768, 32)), name(0));
+  // 8/16 heads, 1 x 32768: 128-chunk segments (3.51 ms, the fastest).
+  EXPECT_EQ(space.pick(shape(1, 32768, 16)), name(128));
+  // 2/4 heads, 1 x 32768: 32-chunk segments (0.994 ms, the fastest; unsplit 3.3).
+  EXPECT_EQ(space.pick(shape(1, 32768, 4)), name(32));
+  // 4/8 heads, 1 x 8192: 16-chunk segments (0.563 ms, the fastest).
+  EXPECT_EQ(space.pick(shape(1, 8192, 8)), name(16));
+  // 2/4 heads, 1 x 8192: 8-chunk segments (0.346 ms, the fastest).
+  EXPECT_EQ(space.pick(shape(1, 8192, 4)), name(8));
+  // 16/32 heads, eight sequences (longest 2643, 8192 tokens): unsplit (1.68 ms, the fastest).
+  SelectionInput ragged = shape(8, 2643, 32);
+  ragged.tokens = 8192;
+  EXPECT_EQ(space.pick(ragged), name(0));
+}
+
 TEST(DefaultSelection, IsDeterministicAndUsesRegistryOrderLast) {
   KernelConfig a = fused(64);
   KernelConfig b = fused(64);
