@@ -6,6 +6,7 @@
 #include "forward/kernels.cuh"
 #include "forward/tensor_maps.cuh"
 #include "local_grads.cuh"
+#include "short_chunk.cuh"
 #include "staged/kernels.cuh"
 #include "staged/run.cuh"
 
@@ -238,6 +239,29 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     sum.dk = a.dk;
     if (err == cudaSuccess) err = staged::launch_group_sum(sum, s);
   }
+
+  // 5. A sequence's short last chunk again in fp32, from the caller's dht (and h0), over the
+  //    16-bit outputs there (short_chunk.cuh).
+  ShortChunkParams sp{};
+  sp.d = d;
+  sp.chunk_first = w.chunk_first;
+  sp.table = w.table;
+  sp.gcum = w.gcum;
+  sp.states16 = w.states16;
+  sp.h0 = a.h0;
+  sp.dht = a.dht;
+  sp.q = a.q;
+  sp.k = a.k;
+  sp.v = a.v;
+  sp.d_o = a.d_o;
+  sp.beta = a.beta;
+  sp.dq = a.dq;
+  sp.dk = a.dk;
+  sp.dv = a.dv;
+  sp.dg = a.dg;
+  sp.dbeta = a.dbeta;
+  sp.dh0 = a.dh0;
+  if (err == cudaSuccess) err = launch_short_chunk_repair(sp, s);
   return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
 }
 
