@@ -1,6 +1,10 @@
 // The local-gradient kernel of the chunked backward (see local_grads.cuh).
 #include "local_grads.cuh"
 
+#include <algorithm>
+
+#include "staged/kernels.cuh"  // device_sm_count
+
 namespace gdn::bwd {
 namespace {
 
@@ -152,15 +156,15 @@ template <class Elem>
 __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalParams p) {
   using Ops = fused::ElemOps<Elem>;
   const Dims& d = p.d;
-  const int64_t chunk = blockIdx.x;
-  const ChunkInfo ci = p.table[chunk];
-  if (ci.len == 0) return;
-  // This CTA's value heads: heads_per_cta of one q/k head's group, walked in order.
-  const int heads = p.heads_per_cta, slot = blockIdx.y, slots = d.Hv / heads;
-  const int kh = slot * heads / d.group;
-  const bool first_chunk = chunk == p.chunk_first[ci.seq];
-  const bool last_chunk = chunk + 1 == p.chunk_first[ci.seq + 1];
-  const bool split_dag = ci.len < kSplitDagRows;  // bwd_params.cuh
+  // Persistent: the CTA walks items item = chunk * slots + slot from blockIdx.x in steps of the
+  // grid; an item's value heads are heads_per_cta of one q/k head's group, walked in order.
+  const int heads = p.heads_per_cta, slots = d.Hv / heads;
+  const int64_t items = int64_t(d.max_chunks) * slots;
+  const auto next_item = [&](int64_t i) {  // the CTA's next item of a non-empty chunk
+    for (i += gridDim.x; i < items && p.table[i / slots].len == 0; i += gridDim.x) {
+    }
+    return i;
+  };
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int rm = 16 * (warp % 4), wc = warp / 4, cn = 64 * wc, cq = 32 * wc;
   extern __shared__ __align__(1024) char smem_raw[];  // wgmma operand tiles: 1024-byte aligned
@@ -176,310 +180,344 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
 
   // dq, dk of the current head; their sum over the heads before it is in dq_h, dk_h.
   float dq[8][4], dk[8][4];
-  for (int head_i = 0; head_i < heads; ++head_i) {
-    const int h = slot * heads + head_i;
-    if (head_i > 0) publish();  // the previous head's last readers of shared memory are done
+  // A unit is one (item, head). Its S^T and dS' are in flight from the previous unit's phase B
+  // (states_in_flight) except for the CTA's first unit.
+  bool states_in_flight = false, first_unit = true;
+  int64_t item = blockIdx.x;
+  if (item < items && p.table[item / slots].len == 0) item = next_item(item);
+  for (; item < items; item = next_item(item)) {
+    const int64_t chunk = item / slots;
+    const ChunkInfo ci = p.table[chunk];
+    const int slot = static_cast<int>(item % slots);
+    const int kh = slot * heads / d.group;
+    const bool first_chunk = chunk == p.chunk_first[ci.seq];
+    const bool last_chunk = chunk + 1 == p.chunk_first[ci.seq + 1];
+    const bool split_dag = ci.len < kSplitDagRows;  // bwd_params.cuh
+    for (int head_i = 0; head_i < heads; ++head_i) {
+      const int h = slot * heads + head_i;
+      if (!first_unit) publish();  // the previous unit's last readers of shared memory are done
+      first_unit = false;
 #pragma unroll
-    for (int nj = 0; nj < 8; ++nj)
+      for (int nj = 0; nj < 8; ++nj)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) dq[nj][e] = dk[nj][e] = 0.f;
-    // Loads in the order of first use, one cp.async group each, waited for just before it: the
-    // later tiles land while the first products run. q and k (one q/k head) stay for every head.
-    const int64_t state_off = (chunk * d.Hv + h) * int64_t(kK * kV);
-    if (head_i == 0) load_token_tile<Elem>(sK, p.k, ci, d.Hk, kh);
-    load_state_tile(sS, p.states16 + state_off);
-    load_token_tile<Elem>(sW, p.v, ci, d.Hv, h);
-    {
-      const uint16_t* tsrc = p.t16 + (chunk * d.Hv + h) * int64_t(kC * kC);
-      for (int e = threadIdx.x; e < kC * (kC / 8); e += kLocalThreads) {
-        const int r = e / (kC / 8), c = (e % (kC / 8)) * 8;
-        fused::cp_async_16(sT.at(r, c), tsrc + r * kC + c, 16);
+        for (int e = 0; e < 4; ++e) dq[nj][e] = dk[nj][e] = 0.f;
+      // Loads in the order of first use, one cp.async group each, waited for just before it: the
+      // later tiles land while the first products run. q and k (one q/k head) stay for every head
+      // of an item. S^T and dS' (group 0) are normally in flight already.
+      if (!states_in_flight) {
+        const int64_t state_off = (chunk * d.Hv + h) * int64_t(kK * kV);
+        load_state_tile(sS, p.states16 + state_off);
+        load_state_tile(sDS, p.dstate16 + state_off);
+        fused::cp_async_commit();  // group 0: S^T, dS'
       }
-    }
-    fused::cp_async_commit();  // group 1: k, S^T, v, T
-    load_token_tile<Elem>(sDO, p.d_o, ci, d.Hv, h);
-    if (head_i == 0) load_token_tile<Elem>(sQ, p.q, ci, d.Hk, kh);
-    load_token_tile<Elem>(sDW, p.dv, ci, d.Hv, h);
-    fused::cp_async_commit();  // group 2: dO, q, dW'
-    load_state_tile(sDS, p.dstate16 + state_off);
-    load_token_tile<uint16_t>(sDVN, p.dvnew16, ci, d.Hv, h);
-    fused::cp_async_commit();  // group 3: dS', dV_new (high halves)
-    if (threadIdx.x < kC) {
-      const int r = threadIdx.x;
-      const int rr = r < ci.len ? r : ci.len - 1;  // padded rows repeat the last gamma
-      const float gam = p.gcum[(ci.tok_begin + rr) * d.Hv + h];
-      const float glast = p.gcum[(ci.tok_begin + ci.len - 1) * d.Hv + h];
-      vec.gam[r] = gam;
-      vec.e[r] = expf(gam);
-      vec.f[r] = expf(glast - gam);
-      vec.beta[r] = r < ci.len ? staged::load_beta(p.beta, (ci.tok_begin + r) * d.Hv + h, d) : 0.f;
-    }
-    fused::cp_async_wait_groups<2>();
-    publish();  // group 1 and the vectors
+      if (head_i == 0) load_token_tile<Elem>(sK, p.k, ci, d.Hk, kh);
+      load_token_tile<Elem>(sW, p.v, ci, d.Hv, h);
+      {
+        const uint16_t* tsrc = p.t16 + (chunk * d.Hv + h) * int64_t(kC * kC);
+        for (int e = threadIdx.x; e < kC * (kC / 8); e += kLocalThreads) {
+          const int r = e / (kC / 8), c = (e % (kC / 8)) * 8;
+          fused::cp_async_16(sT.at(r, c), tsrc + r * kC + c, 16);
+        }
+      }
+      fused::cp_async_commit();  // group 1: k, v, T
+      load_token_tile<Elem>(sDO, p.d_o, ci, d.Hv, h);
+      if (head_i == 0) load_token_tile<Elem>(sQ, p.q, ci, d.Hk, kh);
+      load_token_tile<Elem>(sDW, p.dv, ci, d.Hv, h);
+      fused::cp_async_commit();  // group 2: dO, q, dW'
+      load_token_tile<uint16_t>(sDVN, p.dvnew16, ci, d.Hv, h);
+      fused::cp_async_commit();  // group 3: dV_new (high half)
+      if (threadIdx.x < kC) {
+        const int r = threadIdx.x;
+        const int rr = r < ci.len ? r : ci.len - 1;  // padded rows repeat the last gamma
+        const float gam = p.gcum[(ci.tok_begin + rr) * d.Hv + h];
+        const float glast = p.gcum[(ci.tok_begin + ci.len - 1) * d.Hv + h];
+        vec.gam[r] = gam;
+        vec.e[r] = expf(gam);
+        vec.f[r] = expf(glast - gam);
+        vec.beta[r] = r < ci.len ? staged::load_beta(p.beta, (ci.tok_begin + r) * d.Hv + h, d) : 0.f;
+      }
+      fused::cp_async_wait_groups<2>();
+      publish();  // groups 0 and 1 and the vectors
 
-    // ---- A. the products with S and dS' ------------------------------------------------------
-    // W' = V - diag(e) K S: its 16-bit high part in place of V (each thread rewrites the elements
-    // it read), in a short chunk its low part (W' minus the rounded high part) beside it. T
-    // diag(beta) is formed while K S runs.
-    float wp[8][4] = {};
-    wg_issue<8, kK, Elem, false, true>(wp, sK, sS, cn);
-    for (int e = threadIdx.x; e < kC * (kC / 2); e += kLocalThreads) {
-      const int r = e / (kC / 2), c = (e % (kC / 2)) * 2;
-      const float2 x = Ops::unpack(sT.pair(r, c));
-      sTb.pair(r, c) = Ops::pack(x.x * vec.beta[c], x.y * vec.beta[c + 1]);
-    }
-    wg_wait<0>(wp);
+      // ---- A. the products with S and dS' ------------------------------------------------------
+      // W' = V - diag(e) K S: its 16-bit high part in place of V (each thread rewrites the elements
+      // it read), in a short chunk its low part (W' minus the rounded high part) beside it. T
+      // diag(beta) is formed while K S runs.
+      float wp[8][4] = {};
+      wg_issue<8, kK, Elem, false, true>(wp, sK, sS, cn);
+      for (int e = threadIdx.x; e < kC * (kC / 2); e += kLocalThreads) {
+        const int r = e / (kC / 2), c = (e % (kC / 2)) * 2;
+        const float2 x = Ops::unpack(sT.pair(r, c));
+        sTb.pair(r, c) = Ops::pack(x.x * vec.beta[c], x.y * vec.beta[c + 1]);
+      }
+      wg_wait<0>(wp);
 #pragma unroll
-    for (int nj = 0; nj < 8; ++nj) {
-      const int col = cn + 8 * nj + 2 * t;
-      const int ra = rm + g, rb = ra + 8;
-      const float2 va = Ops::unpack(sW.pair(ra, col)), vb = Ops::unpack(sW.pair(rb, col));
-      wp[nj][0] = va.x - vec.e[ra] * wp[nj][0];
-      wp[nj][1] = va.y - vec.e[ra] * wp[nj][1];
-      wp[nj][2] = vb.x - vec.e[rb] * wp[nj][2];
-      wp[nj][3] = vb.y - vec.e[rb] * wp[nj][3];
-      const uint32_t ha = Ops::pack(wp[nj][0], wp[nj][1]), hb = Ops::pack(wp[nj][2], wp[nj][3]);
-      sW.pair(ra, col) = ha;
-      sW.pair(rb, col) = hb;
+      for (int nj = 0; nj < 8; ++nj) {
+        const int col = cn + 8 * nj + 2 * t;
+        const int ra = rm + g, rb = ra + 8;
+        const float2 va = Ops::unpack(sW.pair(ra, col)), vb = Ops::unpack(sW.pair(rb, col));
+        wp[nj][0] = va.x - vec.e[ra] * wp[nj][0];
+        wp[nj][1] = va.y - vec.e[ra] * wp[nj][1];
+        wp[nj][2] = vb.x - vec.e[rb] * wp[nj][2];
+        wp[nj][3] = vb.y - vec.e[rb] * wp[nj][3];
+        const uint32_t ha = Ops::pack(wp[nj][0], wp[nj][1]), hb = Ops::pack(wp[nj][2], wp[nj][3]);
+        sW.pair(ra, col) = ha;
+        sW.pair(rb, col) = hb;
+        if (split_dag) {
+          const float2 xa = Ops::unpack(ha), xb = Ops::unpack(hb);
+          sWlo.pair(ra, col) = Ops::pack(wp[nj][0] - xa.x, wp[nj][1] - xa.y);
+          sWlo.pair(rb, col) = Ops::pack(wp[nj][2] - xb.x, wp[nj][3] - xb.y);
+        }
+      }
+      fused::cp_async_wait_groups<1>();
+      publish();  // W' high part, T diag(beta) and group 2 complete
+      // V_new = (T diag(beta)) W', G1 = dO S^T and G3 = dW' S^T queued together; each
+      // epilogue runs while the products after it are on the tensor cores.
+      {
+        float vn[8][4] = {};
+        wg_issue<8, kC, Elem, false, false>(vn, sTb, sW, cn);
+        wg_issue<8, kV, Elem, false, false>(dq, sDO, sS, cn);
+        wg_issue<8, kV, Elem, false, false>(dk, sDW, sS, cn);
+        wg_wait<2>(vn);
+        store16<8, Elem>(sVN, vn, rm, cn);
+      }
+      // G1 -> dq = scale diag(e) G1; (Q o G1) 1.
+      wg_wait<1>(dq);
+      row_dot<8, Elem>(dq, sQ, rm, cn, vec.rs_qs[wc]);
+      each<8>(dq, rm, cn, [&](float& x, int r, int) { x *= d.scale * vec.e[r]; });
+      // G3 -> dk = -diag(e) G3; (K o G3) 1.
+      wg_wait<0>(dk);
+      row_dot<8, Elem>(dk, sK, rm, cn, vec.rs_ksw[wc]);
+      each<8>(dk, rm, cn, [&](float& x, int r, int) { x *= -vec.e[r]; });
+      fused::cp_async_wait_groups<0>();
+      publish();  // V_new complete; group 3 landed
+      {
+        // <S, dS'>, in a fixed order. A sequence's first chunk starts at h0 and its last ends at
+        // dht: there the caller's fp32 values, not their 16-bit copies. A one-token sequence's dg
+        // is e <S, dS' + ...>, one sum of 16384 products that may nearly cancel, where 16-bit
+        // S and dS' miss the bar on about one draw in 13 (with these, one in 400).
+        const bool s_exact = first_chunk && p.h0 != nullptr, ds_exact = last_chunk && p.dht != nullptr;
+        float sdot = 0.f;
+        for (int e = threadIdx.x; e < kK * (kV / 2); e += kLocalThreads) {
+          const int v = e / (kK / 2), k = (e % (kK / 2)) * 2;  // S^T(v, k), S^T(v, k + 1)
+          float2 a = Ops::unpack(sS.pair(v, k));
+          if (s_exact)
+            a = make_float2(p.h0[staged::state_index(d, ci.seq, h, k, v)],
+                            p.h0[staged::state_index(d, ci.seq, h, k + 1, v)]);
+          float b0 = Ops::unpack(*sDS.at(k, v)).x, b1 = Ops::unpack(*sDS.at(k + 1, v)).x;
+          if (ds_exact) {
+            b0 = p.dht[staged::state_index(d, ci.seq, h, k, v)];
+            b1 = p.dht[staged::state_index(d, ci.seq, h, k + 1, v)];
+          }
+          sdot = fmaf(a.x, b0, fmaf(a.y, b1, sdot));
+        }
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) sdot += __shfl_xor_sync(0xffffffffu, sdot, off);
+        if (lane == 0) vec.sdot[warp] = sdot;
+      }
+      publish();  // S^T's last readers done
+      // G2 = V_new dS'^T, dP = dO V_new^T and Q K^T queued (none reads S^T's bytes, which dV_new's
+      // low half below takes).
+      float g2[8][4] = {}, dp[4][4] = {}, dag[4][4] = {}, qk[4][4] = {};
+      wg_issue<8, kV, Elem, false, true>(g2, sVN, sDS, cn);
+      wg_issue<4, kV, Elem, false, true>(dp, sDO, sVN, cq);
+      wg_issue<4, kK, Elem, false, true>(qk, sQ, sK, cq);
+      // A short chunk's low half of dV_new, from the chain's second plane.
       if (split_dag) {
-        const float2 xa = Ops::unpack(ha), xb = Ops::unpack(hb);
-        sWlo.pair(ra, col) = Ops::pack(wp[nj][0] - xa.x, wp[nj][1] - xa.y);
-        sWlo.pair(rb, col) = Ops::pack(wp[nj][2] - xb.x, wp[nj][3] - xb.y);
+        load_token_tile<uint16_t>(sDVNlo, p.dvnew16_lo, ci, d.Hv, h);
+        fused::cp_async_commit();
       }
-    }
-    fused::cp_async_wait_groups<1>();
-    publish();  // W' high part, T diag(beta) and group 2 complete
-    // V_new = (T diag(beta)) W', G1 = dO S^T and G3 = dW' S^T queued together; each
-    // epilogue runs while the products after it are on the tensor cores.
-    {
-      float vn[8][4] = {};
-      wg_issue<8, kC, Elem, false, false>(vn, sTb, sW, cn);
-      wg_issue<8, kV, Elem, false, false>(dq, sDO, sS, cn);
-      wg_issue<8, kV, Elem, false, false>(dk, sDW, sS, cn);
-      wg_wait<2>(vn);
-      store16<8, Elem>(sVN, vn, rm, cn);
-    }
-    // G1 -> dq = scale diag(e) G1; (Q o G1) 1.
-    wg_wait<1>(dq);
-    row_dot<8, Elem>(dq, sQ, rm, cn, vec.rs_qs[wc]);
-    each<8>(dq, rm, cn, [&](float& x, int r, int) { x *= d.scale * vec.e[r]; });
-    // G3 -> dk = -diag(e) G3; (K o G3) 1.
-    wg_wait<0>(dk);
-    row_dot<8, Elem>(dk, sK, rm, cn, vec.rs_ksw[wc]);
-    each<8>(dk, rm, cn, [&](float& x, int r, int) { x *= -vec.e[r]; });
-    fused::cp_async_wait_groups<0>();
-    publish();  // V_new complete; group 3 landed
-    {
-      // <S, dS'>, in a fixed order. A sequence's first chunk starts at h0 and its last ends at
-      // dht: there the caller's fp32 values, not their 16-bit copies. A one-token sequence's dg
-      // is e <S, dS' + ...>, one sum of 16384 products that may nearly cancel, where 16-bit
-      // S and dS' miss the bar on about one draw in 13 (with these, one in 400).
-      const bool s_exact = first_chunk && p.h0 != nullptr, ds_exact = last_chunk && p.dht != nullptr;
-      float sdot = 0.f;
-      for (int e = threadIdx.x; e < kK * (kV / 2); e += kLocalThreads) {
-        const int v = e / (kK / 2), k = (e % (kK / 2)) * 2;  // S^T(v, k), S^T(v, k + 1)
-        float2 a = Ops::unpack(sS.pair(v, k));
-        if (s_exact)
-          a = make_float2(p.h0[staged::state_index(d, ci.seq, h, k, v)],
-                          p.h0[staged::state_index(d, ci.seq, h, k + 1, v)]);
-        float b0 = Ops::unpack(*sDS.at(k, v)).x, b1 = Ops::unpack(*sDS.at(k + 1, v)).x;
-        if (ds_exact) {
-          b0 = p.dht[staged::state_index(d, ci.seq, h, k, v)];
-          b1 = p.dht[staged::state_index(d, ci.seq, h, k + 1, v)];
-        }
-        sdot = fmaf(a.x, b0, fmaf(a.y, b1, sdot));
+      // G2 -> dk += diag(f) G2; (K o G2) 1.
+      wg_wait<2>(g2);
+      row_dot<8, Elem>(g2, sK, rm, cn, vec.rs_kds[wc]);
+#pragma unroll
+      for (int nj = 0; nj < 8; ++nj)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dk[nj][e] += vec.f[rm + g + (e >= 2 ? 8 : 0)] * g2[nj][e];
+      wg_wait<0>(dp);
+      fused::fence_accumulators(qk);
+      fused::cp_async_wait_groups<0>();
+      publish();  // dV_new's low half complete
+      // dAg = dV_new W'^T, in a short chunk in split precision (hi hi + hi lo + lo hi).
+      wg_issue<4, kV, Elem, false, true>(dag, sDVN, sW, cq);
+      if (split_dag) {
+        wg_issue<4, kV, Elem, false, true>(dag, sDVN, sWlo, cq);
+        wg_issue<4, kV, Elem, false, true>(dag, sDVNlo, sW, cq);
       }
-#pragma unroll
-      for (int off = 16; off > 0; off >>= 1) sdot += __shfl_xor_sync(0xffffffffu, sdot, off);
-      if (lane == 0) vec.sdot[warp] = sdot;
-    }
-    publish();  // S^T's last readers done
-    // G2 = V_new dS'^T, dP = dO V_new^T and Q K^T queued (none reads S^T's bytes, which dV_new's
-    // low half below takes).
-    float g2[8][4] = {}, dp[4][4] = {}, dag[4][4] = {}, qk[4][4] = {};
-    wg_issue<8, kV, Elem, false, true>(g2, sVN, sDS, cn);
-    wg_issue<4, kV, Elem, false, true>(dp, sDO, sVN, cq);
-    wg_issue<4, kK, Elem, false, true>(qk, sQ, sK, cq);
-    // A short chunk's low half of dV_new, from the chain's second plane.
-    if (split_dag) {
-      load_token_tile<uint16_t>(sDVNlo, p.dvnew16_lo, ci, d.Hv, h);
-      fused::cp_async_commit();
-    }
-    // G2 -> dk += diag(f) G2; (K o G2) 1.
-    wg_wait<2>(g2);
-    row_dot<8, Elem>(g2, sK, rm, cn, vec.rs_kds[wc]);
-#pragma unroll
-    for (int nj = 0; nj < 8; ++nj)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) dk[nj][e] += vec.f[rm + g + (e >= 2 ? 8 : 0)] * g2[nj][e];
-    wg_wait<0>(dp);
-    fused::fence_accumulators(qk);
-    fused::cp_async_wait_groups<0>();
-    publish();  // dV_new's low half complete
-    // dAg = dV_new W'^T, in a short chunk in split precision (hi hi + hi lo + lo hi).
-    wg_issue<4, kV, Elem, false, true>(dag, sDVN, sW, cq);
-    if (split_dag) {
-      wg_issue<4, kV, Elem, false, true>(dag, sDVN, sWlo, cq);
-      wg_issue<4, kV, Elem, false, true>(dag, sDVNlo, sW, cq);
-    }
-    wg_wait<0>(dag);
-    publish();  // S, dS' and the row tiles 2..6 are free
-
-    // ---- B. the 64 x 64 products ---------------------------------------------------------------
-    float* m3 = sm.scratch(0);  // dPm o Q K^T
-    float* m1 = sm.scratch(1);  // dAg
-    float* m2 = sm.scratch(2);  // Z o K K^T
-    const Tile sP = sm.tile64(0), sDT = sm.tile64(1), sX = sm.tile64(2), sZ = sm.tile64(3);
-    each<4>(dp, rm, cq, [&](float& x, int i, int j) {
-      x = i >= j ? d.scale * x * expf(vec.gam[i] - vec.gam[j]) : 0.f;
-    });
-    {
-
-#pragma unroll
-      for (int nj = 0; nj < 4; ++nj)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int i = rm + g + (e >= 2 ? 8 : 0), j = cq + 8 * nj + 2 * t + (e & 1);
-          m3[i * kLdF + j] = dp[nj][e] * qk[nj][e];
-          m1[i * kLdF + j] = dag[nj][e];
-          dag[nj][e] *= vec.beta[j];  // dT = dAg diag(beta)
+      wg_wait<0>(dag);
+      publish();  // S, dS' and the row tiles 2..7 are free
+      // The next unit's S^T and dS' load while this one's 64 x 64 phase runs (which keeps its
+      // scratch in the row tiles 4..7).
+      {
+        int64_t n_item = item;
+        int n_head = head_i + 1;
+        if (n_head == heads) n_item = next_item(item), n_head = 0;
+        states_in_flight = n_item < items;
+        if (states_in_flight) {
+          const int n_h = static_cast<int>(n_item % slots) * heads + n_head;
+          const int64_t off = ((n_item / slots) * d.Hv + n_h) * int64_t(kK * kV);
+          load_state_tile(sS, p.states16 + off);
+          load_state_tile(sDS, p.dstate16 + off);
+          fused::cp_async_commit();  // the next unit's group 0
         }
-    }
-    store16<4, Elem>(sP, dp, rm, cq);
-    store16<4, Elem>(sDT, dag, rm, cq);
-    publish();
+      }
 
-    rows_minus_columns<false>(m3, vec.dgam);
-    {
-      // dbeta_r = sum_i dAg[i][r] T[i][r]: 4 threads per column, 16 rows each, fixed order.
-      const int r = threadIdx.x / 4, part = threadIdx.x % 4;
-      float b = 0.f;
+      // ---- B. the 64 x 64 products ---------------------------------------------------------------
+      float* m3 = sm.scratch(0);  // dPm o Q K^T
+      float* m1 = sm.scratch(1);  // dAg
+      float* m2 = sm.scratch(2);  // Z o K K^T
+      const Tile sP = sm.tile64(0), sDT = sm.tile64(1), sX = sm.tile64(2), sZ = sm.tile64(3);
+      each<4>(dp, rm, cq, [&](float& x, int i, int j) {
+        x = i >= j ? d.scale * x * expf(vec.gam[i] - vec.gam[j]) : 0.f;
+      });
+      {
+
+#pragma unroll
+        for (int nj = 0; nj < 4; ++nj)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int i = rm + g + (e >= 2 ? 8 : 0), j = cq + 8 * nj + 2 * t + (e & 1);
+            m3[i * kLdF + j] = dp[nj][e] * qk[nj][e];
+            m1[i * kLdF + j] = dag[nj][e];
+            dag[nj][e] *= vec.beta[j];  // dT = dAg diag(beta)
+          }
+      }
+      store16<4, Elem>(sP, dp, rm, cq);
+      store16<4, Elem>(sDT, dag, rm, cq);
+      publish();
+
+      rows_minus_columns<false>(m3, vec.dgam);
+      {
+        // dbeta_r = sum_i dAg[i][r] T[i][r]: 4 threads per column, 16 rows each, fixed order.
+        const int r = threadIdx.x / 4, part = threadIdx.x % 4;
+        float b = 0.f;
 #pragma unroll 4
-      for (int i = 16 * part; i < 16 * part + 16; ++i) {
-        const float2 pair = Ops::unpack(sT.pair(i, r & ~1));
-        b = fmaf(m1[i * kLdF + r], (r & 1) ? pair.y : pair.x, b);
-      }
-      b += __shfl_xor_sync(0xffffffffu, b, 1);
-      b += __shfl_xor_sync(0xffffffffu, b, 2);
-      if (part == 0) vec.dbeta[r] = b;
-    }
-    wg_issue<8, kC, Elem, false, false>(dq, sP, sK, cn);  // dq += dPm K
-    wg_issue<8, kC, Elem, true, false>(dk, sP, sQ, cn);   // dk += dPm^T Q
-    {
-      // X = T^T dT on mma.sync meanwhile (its B, columns 32.. of one swizzle atom, is no
-      // wgmma operand).
-      float x[4][4] = {};
-      gemm_a_bkn<4, Elem, true>(x, sT, rm, sDT, cq, kC);
-      store16<4, Elem>(sX, x, rm, cq);
-    }
-    wg_wait<0>(dq);
-    fused::fence_accumulators(dk);
-    publish();  // X complete
-
-    {
-      float da[4][4] = {}, kk[4][4] = {};
-      wg_issue<4, kC, Elem, false, true>(da, sX, sT, cq);  // X T^T
-      wg_issue<4, kK, Elem, false, true>(kk, sK, sK, cq);  // K K^T
-      wg_wait<0>(da);
-      fused::fence_accumulators(kk);
-
-      float rba = 0.f, rbb = 0.f;
-#pragma unroll
-      for (int nj = 0; nj < 4; ++nj)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int i = rm + g + (e >= 2 ? 8 : 0), j = cq + 8 * nj + 2 * t + (e & 1);
-          float z = 0.f, hz = 0.f;
-          if (i > j) {
-            const float grad_a = -da[nj][e];
-            const float gam = expf(vec.gam[i] - vec.gam[j]);
-            const float kkg = kk[nj][e] * gam;
-            if (e >= 2)
-              rbb = fmaf(grad_a, kkg, rbb);
-            else
-              rba = fmaf(grad_a, kkg, rba);
-            z = grad_a * vec.beta[i] * gam;
-            hz = grad_a * vec.beta[i] * kkg;
-          }
-          da[nj][e] = z;
-          m2[i * kLdF + j] = hz;
+        for (int i = 16 * part; i < 16 * part + 16; ++i) {
+          const float2 pair = Ops::unpack(sT.pair(i, r & ~1));
+          b = fmaf(m1[i * kLdF + r], (r & 1) ? pair.y : pair.x, b);
         }
-      rba = quad_sum(rba);
-      rbb = quad_sum(rbb);
-      if (t == 0) {
-        vec.db_rows[wc][rm + g] = rba;
-        vec.db_rows[wc][rm + g + 8] = rbb;
+        b += __shfl_xor_sync(0xffffffffu, b, 1);
+        b += __shfl_xor_sync(0xffffffffu, b, 2);
+        if (part == 0) vec.dbeta[r] = b;
       }
-      store16<4, Elem>(sZ, da, rm, cq);
-    }
-    publish();  // Z, Z o K K^T complete
-
-    wg_issue<8, kC, Elem, false, false>(dk, sZ, sK, cn);  // dk += Z K
-    wg_issue<8, kC, Elem, true, false>(dk, sZ, sK, cn);   // dk += Z^T K
-    rows_minus_columns<true>(m2, vec.dgam);
-    wg_wait<0>(dk);
-    publish();
-    if (threadIdx.x < kC) {
-      const int r = threadIdx.x;
-      const float rs_qs = vec.rs_qs[0][r] + vec.rs_qs[1][r];
-      const float rs_ksw = vec.rs_ksw[0][r] + vec.rs_ksw[1][r];
-      vec.dgam[r] += d.scale * vec.e[r] * rs_qs - vec.e[r] * rs_ksw;
-      vec.dbeta[r] += vec.db_rows[0][r] + vec.db_rows[1][r];
-    }
-    publish();
-    if (threadIdx.x < kC) {
-      const int r = threadIdx.x;
-      if (r == kC - 1) {
-        float s = 0.f;
-        for (int w = 0; w < kLocalThreads / 32; ++w) s += vec.sdot[w];
-        vec.dgam[r] += vec.e[kC - 1] * s;  // gamma_last scales the carried state
+      wg_issue<8, kC, Elem, false, false>(dq, sP, sK, cn);  // dq += dPm K
+      wg_issue<8, kC, Elem, true, false>(dk, sP, sQ, cn);   // dk += dPm^T Q
+      {
+        // X = T^T dT on mma.sync meanwhile (its B, columns 32.. of one swizzle atom, is no
+        // wgmma operand).
+        float x[4][4] = {};
+        gemm_a_bkn<4, Elem, true>(x, sT, rm, sDT, cq, kC);
+        store16<4, Elem>(sX, x, rm, cq);
       }
-      // The f terms (see the header): the exclusive prefix of f_r (K dS')_r . V_new_r.
-      vec.fsum[r] = r > 0 ? vec.f[r - 1] * (vec.rs_kds[0][r - 1] + vec.rs_kds[1][r - 1]) : 0.f;
-    }
-    publish();
-    staged::chunk_reverse_cumsum_warp0(vec.dgam, vec.dgam);
-    staged::chunk_cumsum_warp0(vec.fsum, vec.fsum);
-    publish();
-    if (threadIdx.x < ci.len) {
-      const int r = threadIdx.x;
-      const int64_t gi = (ci.tok_begin + r) * d.Hv + h;
-      p.dg[gi] = vec.dgam[r] + vec.fsum[r];
-      staged::store_beta(p.dbeta, gi, vec.dbeta[r], d);
-    }
+      wg_wait<0>(dq);
+      fused::fence_accumulators(dk);
+      publish();  // X complete
 
-    // dq, dk: added to the running sum of the heads before (which this thread wrote: no
-    // barrier), in head order; after the last head the sum goes out, whole in the input dtype
-    // when the CTA walked the entire group, else as this slot's fp32 partial for the group sum.
-    const bool to_output = head_i == heads - 1 && heads == d.group;
+      {
+        float da[4][4] = {}, kk[4][4] = {};
+        wg_issue<4, kC, Elem, false, true>(da, sX, sT, cq);  // X T^T
+        wg_issue<4, kK, Elem, false, true>(kk, sK, sK, cq);  // K K^T
+        wg_wait<0>(da);
+        fused::fence_accumulators(kk);
+
+        float rba = 0.f, rbb = 0.f;
 #pragma unroll
-    for (int nj = 0; nj < 8; ++nj) {
-      const int col = cn + 8 * nj + 2 * t;
+        for (int nj = 0; nj < 4; ++nj)
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int r = rm + g + 8 * half;
-        if (r < ci.len) {
-          const int64_t tok = ci.tok_begin + r, off = (tok * slots + slot) * kK + col;
-          float2 q2 = make_float2(dq[nj][2 * half], dq[nj][2 * half + 1]);
-          float2 k2 = make_float2(dk[nj][2 * half], dk[nj][2 * half + 1]);
-          if (head_i > 0) {
-            const float2 q0 = *reinterpret_cast<const float2*>(p.dq_h + off);
-            const float2 k0 = *reinterpret_cast<const float2*>(p.dk_h + off);
-            q2 = make_float2(q0.x + q2.x, q0.y + q2.y);
-            k2 = make_float2(k0.x + k2.x, k0.y + k2.y);
+          for (int e = 0; e < 4; ++e) {
+            const int i = rm + g + (e >= 2 ? 8 : 0), j = cq + 8 * nj + 2 * t + (e & 1);
+            float z = 0.f, hz = 0.f;
+            if (i > j) {
+              const float grad_a = -da[nj][e];
+              const float gam = expf(vec.gam[i] - vec.gam[j]);
+              const float kkg = kk[nj][e] * gam;
+              if (e >= 2)
+                rbb = fmaf(grad_a, kkg, rbb);
+              else
+                rba = fmaf(grad_a, kkg, rba);
+              z = grad_a * vec.beta[i] * gam;
+              hz = grad_a * vec.beta[i] * kkg;
+            }
+            da[nj][e] = z;
+            m2[i * kLdF + j] = hz;
           }
-          if (to_output) {
-            const int64_t out = (tok * d.Hk + kh) * kK + col;
-            *reinterpret_cast<uint32_t*>(static_cast<Elem*>(p.dq) + out) = Ops::pack(q2.x, q2.y);
-            *reinterpret_cast<uint32_t*>(static_cast<Elem*>(p.dk) + out) = Ops::pack(k2.x, k2.y);
-          } else {
-            *reinterpret_cast<float2*>(p.dq_h + off) = q2;
-            *reinterpret_cast<float2*>(p.dk_h + off) = k2;
+        rba = quad_sum(rba);
+        rbb = quad_sum(rbb);
+        if (t == 0) {
+          vec.db_rows[wc][rm + g] = rba;
+          vec.db_rows[wc][rm + g + 8] = rbb;
+        }
+        store16<4, Elem>(sZ, da, rm, cq);
+      }
+      publish();  // Z, Z o K K^T complete
+
+      wg_issue<8, kC, Elem, false, false>(dk, sZ, sK, cn);  // dk += Z K
+      wg_issue<8, kC, Elem, true, false>(dk, sZ, sK, cn);   // dk += Z^T K
+      rows_minus_columns<true>(m2, vec.dgam);
+      wg_wait<0>(dk);
+      publish();
+      if (threadIdx.x < kC) {
+        const int r = threadIdx.x;
+        const float rs_qs = vec.rs_qs[0][r] + vec.rs_qs[1][r];
+        const float rs_ksw = vec.rs_ksw[0][r] + vec.rs_ksw[1][r];
+        vec.dgam[r] += d.scale * vec.e[r] * rs_qs - vec.e[r] * rs_ksw;
+        vec.dbeta[r] += vec.db_rows[0][r] + vec.db_rows[1][r];
+      }
+      publish();
+      if (threadIdx.x < kC) {
+        const int r = threadIdx.x;
+        if (r == kC - 1) {
+          float s = 0.f;
+          for (int w = 0; w < kLocalThreads / 32; ++w) s += vec.sdot[w];
+          vec.dgam[r] += vec.e[kC - 1] * s;  // gamma_last scales the carried state
+        }
+        // The f terms (see the header): the exclusive prefix of f_r (K dS')_r . V_new_r.
+        vec.fsum[r] = r > 0 ? vec.f[r - 1] * (vec.rs_kds[0][r - 1] + vec.rs_kds[1][r - 1]) : 0.f;
+      }
+      publish();
+      staged::chunk_reverse_cumsum_warp0(vec.dgam, vec.dgam);
+      staged::chunk_cumsum_warp0(vec.fsum, vec.fsum);
+      publish();
+      if (threadIdx.x < ci.len) {
+        const int r = threadIdx.x;
+        const int64_t gi = (ci.tok_begin + r) * d.Hv + h;
+        p.dg[gi] = vec.dgam[r] + vec.fsum[r];
+        staged::store_beta(p.dbeta, gi, vec.dbeta[r], d);
+      }
+
+      // dq, dk: added to the running sum of the heads before (which this thread wrote: no
+      // barrier), in head order; after the last head the sum goes out, whole in the input dtype
+      // when the CTA walked the entire group, else as this slot's fp32 partial for the group sum.
+      const bool to_output = head_i == heads - 1 && heads == d.group;
+#pragma unroll
+      for (int nj = 0; nj < 8; ++nj) {
+        const int col = cn + 8 * nj + 2 * t;
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int r = rm + g + 8 * half;
+          if (r < ci.len) {
+            const int64_t tok = ci.tok_begin + r, off = (tok * slots + slot) * kK + col;
+            float2 q2 = make_float2(dq[nj][2 * half], dq[nj][2 * half + 1]);
+            float2 k2 = make_float2(dk[nj][2 * half], dk[nj][2 * half + 1]);
+            if (head_i > 0) {
+              const float2 q0 = *reinterpret_cast<const float2*>(p.dq_h + off);
+              const float2 k0 = *reinterpret_cast<const float2*>(p.dk_h + off);
+              q2 = make_float2(q0.x + q2.x, q0.y + q2.y);
+              k2 = make_float2(k0.x + k2.x, k0.y + k2.y);
+            }
+            if (to_output) {
+              const int64_t out = (tok * d.Hk + kh) * kK + col;
+              *reinterpret_cast<uint32_t*>(static_cast<Elem*>(p.dq) + out) = Ops::pack(q2.x, q2.y);
+              *reinterpret_cast<uint32_t*>(static_cast<Elem*>(p.dk) + out) = Ops::pack(k2.x, k2.y);
+            } else {
+              *reinterpret_cast<float2*>(p.dq_h + off) = q2;
+              *reinterpret_cast<float2*>(p.dk_h + off) = k2;
+            }
           }
         }
       }
-    }
-  }  // head_i
+    }  // head_i
+  }  // item
 }
 
 template <class Elem>
@@ -488,7 +526,9 @@ cudaError_t launch_typed(const LocalParams& p, cudaStream_t stream) {
   const cudaError_t err = opt_into_shared_memory(
       reinterpret_cast<const void*>(local_grads_kernel<Elem>), smem, Carveout::MaxShared);
   if (err != cudaSuccess) return err;
-  const dim3 grid(static_cast<unsigned>(p.d.max_chunks), static_cast<unsigned>(p.d.Hv / p.heads_per_cta));
+  // One CTA per SM (its shared memory), each walking its share of the items.
+  const int64_t items = p.d.max_chunks * int64_t(p.d.Hv / p.heads_per_cta);
+  const dim3 grid(static_cast<unsigned>(std::min<int64_t>(items, staged::device_sm_count())));
   local_grads_kernel<Elem><<<grid, kLocalThreads, smem, stream>>>(p);
   return cudaGetLastError();
 }

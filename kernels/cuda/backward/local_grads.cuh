@@ -1,8 +1,10 @@
-// The local gradients of the chunked backward: one CTA of 8 warps per (chunk, group of the
-// launch plan's local_heads value heads of one q/k head, walked in order; q and k stay in shared
-// memory, dq and dk sum over the heads), on tensor cores: warpgroup products (wgmma, A from
-// registers through ldmatrix, B from swizzled shared memory; 16-bit operands, fp32
-// accumulators), and one 64 x 64 product (X) on mma.sync, whose B would start mid-atom.
+// The local gradients of the chunked backward: persistent CTAs of 8 warps, one per SM, each
+// walking its share of the items (chunk, group of the launch plan's local_heads value heads of
+// one q/k head; the heads in order, q and k kept in shared memory, dq and dk summed over them;
+// the next (item, head)'s states load during the current one's 64 x 64 phase), on tensor
+// cores: warpgroup products (wgmma, both operands from swizzled shared memory; 16-bit
+// operands, fp32 accumulators), and one 64 x 64 product (X) on mma.sync, whose B would start
+// mid-atom.
 // Inputs per head: the chunk's start state S (stored transposed, S^T) and end-state gradient
 // dS' (128 x 128), v, dO, dV_new and dW' = dv (64 x 128), T (64 x 64), gamma and beta; q, k
 // (64 x 128) once. Warpgroup w / 4 computes, of a 64 x 128 result, columns 64 (w / 4) .. +63
@@ -48,19 +50,20 @@ struct LocalVectors {
 };
 
 // Shared memory, every 16-bit tile in wgmma's 128-byte swizzle (fused::WgTile16) at a
-// 1024-byte aligned offset: S^T and dS' (128 x 128; reused in phase B as three fp32 64 x 64
-// scratch matrices), q, k, then dO, V_new, dV_new, V (W' in place) and dW' (64 x 128; reused
-// in phase B as 64 x 64 operand tiles), W''s low part (a short chunk's, for dAg in split
-// precision: a tile of its own frees W''s 32 fp32 registers per thread at once), T and
-// T diag(beta) (64 x 64), and the per-row vectors. 212 KB + the vectors: one CTA per SM.
+// 1024-byte aligned offset: S^T and dS' (128 x 128; in phase B they take the next unit's),
+// q, k, then dO, V_new (64 x 128; reused in phase B as four 64 x 64 operand tiles), dV_new,
+// V (W' in place), dW' and W''s low part (a short chunk's, for dAg in split precision: a tile
+// of its own frees W''s 32 fp32 registers per thread at once) (64 x 128; reused in phase B as
+// three fp32 64 x 64 scratch matrices), T and T diag(beta) (64 x 64), and the per-row vectors.
+// 212 KB + the vectors: one CTA per SM.
 struct LocalSmem {
   static constexpr size_t kStateBytes = size_t(kK) * kV * 2;
   static constexpr size_t kRowsBytes = size_t(kC) * kK * 2;
   static constexpr size_t kTBytes = size_t(kC) * kC * 2;
   static constexpr size_t kScratchBytes = size_t(kC) * kLdF * 4;
   static constexpr size_t kTile64Bytes = size_t(kC) * kC * 2;
-  static_assert(3 * kScratchBytes <= 2 * kStateBytes, "fp32 scratch fits in S and dS'");
-  static_assert(4 * kTile64Bytes <= 5 * kRowsBytes, "phase-B tiles fit in the row tiles");
+  static_assert(3 * kScratchBytes <= 4 * kRowsBytes, "fp32 scratch fits in the row tiles 4..7");
+  static_assert(4 * kTile64Bytes <= 2 * kRowsBytes, "phase-B tiles fit in the row tiles 2..3");
   static_assert(kStateBytes % 1024 == 0 && kRowsBytes % 1024 == 0 && kTBytes % 1024 == 0,
                 "wgmma operand tiles start on 1024-byte boundaries");
   static constexpr size_t kRowsOffset = 2 * kStateBytes;
@@ -89,10 +92,10 @@ struct LocalSmem {
     return *reinterpret_cast<LocalVectors*>(base + kVecOffset);
   }
   // Phase B.
-  __device__ __forceinline__ float* scratch(int i) const {
-    return reinterpret_cast<float*>(base + i * kScratchBytes);
+  __device__ __forceinline__ float* scratch(int i) const {  // in the row tiles 4..7
+    return reinterpret_cast<float*>(base + kRowsOffset + 4 * kRowsBytes + i * kScratchBytes);
   }
-  __device__ __forceinline__ fused::WgTile16 tile64(int i) const {  // in rows tiles 2..6
+  __device__ __forceinline__ fused::WgTile16 tile64(int i) const {  // in the row tiles 2..3
     return tile(kRowsOffset + 2 * kRowsBytes + i * kTile64Bytes, kC);
   }
 };
