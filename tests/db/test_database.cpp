@@ -280,6 +280,15 @@ TEST(Database, MigratesVersion3To4KeepingOverridesForEveryBalance) {
   EXPECT_EQ(list_overrides(db, sc.sweep)[1].key, b.key);
 }
 
+// A sweep's results as a read-only open reads the file: as it is, at its own version.
+std::vector<ResultRow> read_only_results(const std::string& path, std::int64_t sweep, int version) {
+  const Database ro = Database::open(path, {.create_if_missing = false, .read_only = true});
+  EXPECT_EQ(ro.schema_version(), version);
+  ResultQuery q;
+  q.sweep_id = sweep;
+  return query_results(ro, q);
+}
+
 // Version 6: the dead config columns go, plan pins join the variants and the recorded plan
 // the results; ids, references and every other value stay. Read-only, a version-4 file reads
 // as it is (rule pins, no recorded plan).
@@ -296,11 +305,7 @@ TEST(Database, MigratesVersion4To6DroppingDeadColumnsAndAddingPlans) {
     results_before = rows_text(v4, "SELECT id, variant_id, problem_id, latency_p50_ms FROM main.results ORDER BY id");
   }
   {
-    const Database ro = Database::open(path, {.create_if_missing = false, .read_only = true});
-    EXPECT_EQ(ro.schema_version(), 4);
-    ResultQuery q;
-    q.sweep_id = sc.sweep;
-    const std::vector<ResultRow> rows = query_results(ro, q);
+    const std::vector<ResultRow> rows = read_only_results(path, sc.sweep, 4);
     rows_before = rows.size();
     ASSERT_FALSE(rows.empty());
     for (const ResultRow& r : rows) {
@@ -441,11 +446,7 @@ TEST(Database, MigratesVersion6AddingTheRecomputeCpPinAndPlan) {
     results_before = rows_text(v6, "SELECT * FROM main.results ORDER BY id");
   }
   {
-    const Database ro = Database::open(path, {.create_if_missing = false, .read_only = true});
-    EXPECT_EQ(ro.schema_version(), 6);
-    ResultQuery q;
-    q.sweep_id = sc.sweep;
-    const std::vector<ResultRow> rows = query_results(ro, q);
+    const std::vector<ResultRow> rows = read_only_results(path, sc.sweep, 6);
     ASSERT_FALSE(rows.empty());
     for (const ResultRow& row : rows) {
       EXPECT_EQ(row.variant.pins.recompute_cp_chunks, GDN_PLAN_RULE) << row.variant.name;
