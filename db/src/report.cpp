@@ -95,7 +95,8 @@ std::vector<Column> report_columns(const Origins& origins) {
                   Field::SmThroughputPct, Field::MemorySolPct, Field::Registers,
                   Field::SharedBytes, Field::LocalBytes, Field::PlanPrepareOverlap,
                   Field::PlanFirstSegment, Field::PlanPrepareSplitChunk, Field::PlanPrepareHeads,
-                  Field::PlanFixupCols, Field::PlanBlockV, Field::PlanLocalHeads})
+                  Field::PlanFixupCols, Field::PlanBlockV, Field::PlanLocalHeads,
+                  Field::PlanRecomputeCpChunks})
     best(f);
   return cols;
 }

@@ -168,6 +168,7 @@ ResultRecord read_result(const Statement& s, int c) {
   r.plan.fixup_cols = s.opt_int(c + 32);
   r.plan.block_v = s.opt_int(c + 33);
   r.plan.local_heads = s.opt_int(c + 34);
+  r.plan.recompute_cp_chunks = s.opt_int(c + 35);
   return r;
 }
 

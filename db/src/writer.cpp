@@ -98,13 +98,22 @@ std::int64_t ResultsWriter::register_variant(const VariantRecord& v) {
     return stored.id;
   }
   // A file kept at a version before plans (tests build such files) has the old columns: no
-  // pins (a pinned candidate cannot be stored there), consumer_regs and chains_per_cta.
-  const bool has_plans = db_.schema_version() >= 6;
-  if (!has_plans && !gdn::all_rule(v.pins))
-    invalid("variant '" + v.name + "': plan pins need schema version 6, the file has " +
-            std::to_string(db_.schema_version()));
-  Statement insert(db_, has_plans ? "INSERT INTO main.variants (" + std::string(kVariantColumns.substr(4)) +
-                                        ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING id"
+  // pins (a pinned candidate cannot be stored there), consumer_regs and chains_per_cta. One
+  // kept at version 6 has the pin of every field but recompute_cp_chunks (version 7), the last.
+  const int version = db_.schema_version();
+  const bool has_plans = version >= 6;
+  const std::size_t pin_columns = version >= 7 ? gdn::kPlanFields.size() : has_plans ? gdn::kPlanFields.size() - 1 : 0;
+  for (std::size_t i = pin_columns; i < gdn::kPlanFields.size(); ++i)
+    if (v.pins.*gdn::kPlanFields[i].member != GDN_PLAN_RULE)
+      invalid("variant '" + v.name + "': the plan pin " + std::string(gdn::kPlanFields[i].name) +
+              " needs schema version " + (has_plans ? "7" : "6") + ", the file has " + std::to_string(version));
+  std::string columns = "name, pass, family, block_v, stages, roles, cp_segment_chunks";
+  std::string values = "?1, ?2, ?3, ?4, ?5, ?6, ?7";
+  for (std::size_t i = 0; i < pin_columns; ++i) {
+    columns += ", pin_" + std::string(gdn::kPlanFields[i].name);
+    values += ", ?" + std::to_string(8 + i);
+  }
+  Statement insert(db_, has_plans ? "INSERT INTO main.variants (" + columns + ") VALUES (" + values + ") RETURNING id"
                                   : std::string("INSERT INTO main.variants (name, pass, family, block_v, stages, roles, "
                                                 "consumer_regs, cp_segment_chunks, chains_per_cta) VALUES (?1, ?2, "
                                                 "?3, ?4, ?5, ?6, 0, ?7, 1) RETURNING id"));
@@ -112,8 +121,7 @@ std::int64_t ResultsWriter::register_variant(const VariantRecord& v) {
   insert.bind(4, v.config.block_v).bind(5, v.config.stages).bind(6, roles_text(v.config.roles));
   insert.bind(7, v.config.cp_segment_chunks);
   int column = 8;  // the pin_* columns in gdn::kPlanFields order
-  if (has_plans)
-    for (const gdn::PlanField& f : gdn::kPlanFields) insert.bind(column++, v.pins.*f.member);
+  for (std::size_t i = 0; i < pin_columns; ++i) insert.bind(column++, v.pins.*gdn::kPlanFields[i].member);
   insert.step();
   const std::int64_t id = insert.int64(0);
   insert.run();
@@ -258,6 +266,7 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
   Transaction tx(db_);
   InsertedResult out;
   const bool has_plans = db_.schema_version() >= 6;  // a file kept older has no plan columns
+  const bool has_recompute_plan = db_.schema_version() >= 7;
   try {
     // device_id (schema v5) is named only when set, so the writer also fills files of older
     // versions (the migration tests build them with it).
@@ -271,6 +280,10 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
       columns += ", plan_cp_segment_chunks, plan_prepare_overlap, plan_first_segment, plan_prepare_split_chunk, "
                  "plan_prepare_heads, plan_tail_prepare_heads, plan_fixup_cols, plan_block_v, plan_local_heads";
       count += 9;
+    }
+    if (has_recompute_plan) {
+      columns += ", plan_recompute_cp_chunks";
+      ++count;
     }
     const int device_column = r.device_id ? ++count : 0;
     if (r.device_id) columns += ", device_id";
@@ -295,6 +308,7 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
       insert.bind(30, plan.prepare_heads).bind(31, plan.tail_prepare_heads);
       insert.bind(32, plan.fixup_cols).bind(33, plan.block_v).bind(34, plan.local_heads);
     }
+    if (has_recompute_plan) insert.bind(35, r.plan.recompute_cp_chunks);
     if (r.device_id) insert.bind(device_column, *r.device_id);
     if (!insert.step()) {
       Statement find(db_, "SELECT id FROM results WHERE sweep_id = ?1 AND variant_id = ?2 AND problem_id = ?3");

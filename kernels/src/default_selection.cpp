@@ -92,6 +92,8 @@
 #include <set>
 #include <vector>
 
+#include "gdn/launch_plan.hpp"
+
 namespace gdn::detail {
 
 namespace {
@@ -149,24 +151,16 @@ int choose_block_v(const SelectionInput& in, const Pool& pool) {
 }
 
 // The longest segment whose CTAs, over every sequence's segments, fill 3/4 of the slots; else
-// the shortest that splits the longest sequence; else CP off (or the only segment there is).
+// the shortest that splits the longest sequence; else CP off (or the only segment there is):
+// gdn/launch_plan.hpp's, which the backward's recompute plan uses too.
 int segment_filling_slots(const SelectionInput& in, const std::set<int>& segments, int64_t longest_chunks,
                           int64_t total_chunks, int64_t ctas_per_segment, int64_t slots) {
-  int best_filling = 0, shortest_splitting = 0;
-  for (int segment : segments) {  // ascending
-    if (segment == 0 || segment >= longest_chunks) continue;  // would not split anything
-    if (shortest_splitting == 0) shortest_splitting = segment;
-    const int64_t segments_total = std::max(in.num_seqs, ceil_div(total_chunks, segment));
-    if (fills(ctas_per_segment * segments_total, slots)) best_filling = segment;
-  }
-  if (best_filling != 0) return best_filling;
-  if (shortest_splitting != 0) return shortest_splitting;
-  return segments.count(0) != 0 ? 0 : *segments.begin();
+  const std::vector<int> ascending(segments.begin(), segments.end());
+  return gdn::segment_filling_slots(ascending,
+                                    SegmentFill{in.num_seqs, longest_chunks, total_chunks, ctas_per_segment, slots});
 }
 
 // The column-warp loop's step 3 (see the rule's comment). segments: the pool's values.
-constexpr int64_t kCwCpMinChunks = 64;
-
 int choose_cp_segment_cw(const SelectionInput& in, int block_v, const std::set<int>& segments) {
   const bool off_available = segments.count(0) != 0;
   const int64_t slots = in.sm_count;
@@ -183,7 +177,7 @@ int choose_cp_segment_cw(const SelectionInput& in, int block_v, const std::set<i
   const bool idle = exclusive_overlap
                         ? 5 * ctas_per_segment * total_chunks < 2 * slots * std::max<int64_t>(1, longest_chunks)
                         : 2 * ctas < slots;
-  if ((!idle || longest_chunks < kCwCpMinChunks) && off_available) return 0;
+  if ((!idle || longest_chunks < kColumnWarpCpMinChunks) && off_available) return 0;
   return segment_filling_slots(in, segments, longest_chunks, total_chunks, ctas_per_segment, slots);
 }
 

@@ -280,6 +280,15 @@ TEST(Database, MigratesVersion3To4KeepingOverridesForEveryBalance) {
   EXPECT_EQ(list_overrides(db, sc.sweep)[1].key, b.key);
 }
 
+// A sweep's results as a read-only open reads the file: as it is, at its own version.
+std::vector<ResultRow> read_only_results(const std::string& path, std::int64_t sweep, int version) {
+  const Database ro = Database::open(path, {.create_if_missing = false, .read_only = true});
+  EXPECT_EQ(ro.schema_version(), version);
+  ResultQuery q;
+  q.sweep_id = sweep;
+  return query_results(ro, q);
+}
+
 // Version 6: the dead config columns go, plan pins join the variants and the recorded plan
 // the results; ids, references and every other value stay. Read-only, a version-4 file reads
 // as it is (rule pins, no recorded plan).
@@ -296,11 +305,7 @@ TEST(Database, MigratesVersion4To6DroppingDeadColumnsAndAddingPlans) {
     results_before = rows_text(v4, "SELECT id, variant_id, problem_id, latency_p50_ms FROM main.results ORDER BY id");
   }
   {
-    const Database ro = Database::open(path, {.create_if_missing = false, .read_only = true});
-    EXPECT_EQ(ro.schema_version(), 4);
-    ResultQuery q;
-    q.sweep_id = sc.sweep;
-    const std::vector<ResultRow> rows = query_results(ro, q);
+    const std::vector<ResultRow> rows = read_only_results(path, sc.sweep, 4);
     rows_before = rows.size();
     ASSERT_FALSE(rows.empty());
     for (const ResultRow& r : rows) {
@@ -410,6 +415,74 @@ TEST(Database, MigratesVersion5KeepingResultDevicesAndAddingPlans) {
   EXPECT_TRUE(rows_text(db, "PRAGMA foreign_key_check").empty());
 }
 
+// Version 7: the backward recompute's CP pin joins the variants (-1, the rule, on every row
+// before it) and its plan the results (NULL before it); ids, rows and every other value stay.
+// Read-only, a version-6 file reads as it is; kept at version 6, it refuses the new pin.
+TEST(Database, MigratesVersion6AddingTheRecomputeCpPinAndPlan) {
+  ScratchDir dir;
+  const std::string path = dir.file("v6.db");
+  const Scenario sc = write_version2_database(path);
+  std::vector<std::string> variants_before, results_before;
+  {
+    Database v6 = Database::open(path, {.migrate_to_version = 6});
+    ASSERT_EQ(v6.schema_version(), 6);
+    ResultsWriter w(v6);
+    VariantRecord pinned = fused_variant("gdn_bwd_A+rc16", 32, 2, gdn::Pass::Backward);
+    pinned.pins.recompute_cp_chunks = 16;
+    try {
+      w.register_variant(pinned);
+      FAIL() << "a version-6 file has no pin_recompute_cp_chunks column";
+    } catch (const DbError& e) {
+      EXPECT_NE(std::string(e.what()).find("recompute_cp_chunks needs schema version 7, the file has 6"),
+                std::string::npos) << e.what();
+    }
+    VariantRecord local = fused_variant("gdn_bwd_A+lh2", 32, 2, gdn::Pass::Backward);
+    local.pins.local_heads = 2;
+    const std::int64_t v = w.register_variant(local);
+    ResultRecord r = passed(sc.sweep, v, sc.p[0], 0.5);
+    r.plan.local_heads = 2;
+    insert(w, r);
+    variants_before = rows_text(v6, "SELECT * FROM main.variants ORDER BY id");
+    results_before = rows_text(v6, "SELECT * FROM main.results ORDER BY id");
+  }
+  {
+    const std::vector<ResultRow> rows = read_only_results(path, sc.sweep, 6);
+    ASSERT_FALSE(rows.empty());
+    for (const ResultRow& row : rows) {
+      EXPECT_EQ(row.variant.pins.recompute_cp_chunks, GDN_PLAN_RULE) << row.variant.name;
+      EXPECT_FALSE(row.result.plan.recompute_cp_chunks.has_value()) << row.variant.name;
+    }
+  }
+  Database db = Database::open(path);
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
+  // Every row as it was, the new column last: -1 on the variants, NULL ("") on the results.
+  std::vector<std::string> variants_after = rows_text(db, "SELECT * FROM variants ORDER BY id");
+  std::vector<std::string> results_after = rows_text(db, "SELECT * FROM results ORDER BY id");
+  ASSERT_EQ(variants_after.size(), variants_before.size());
+  for (std::size_t i = 0; i < variants_after.size(); ++i) EXPECT_EQ(variants_after[i], variants_before[i] + "|-1");
+  ASSERT_EQ(results_after.size(), results_before.size());
+  for (std::size_t i = 0; i < results_after.size(); ++i) EXPECT_EQ(results_after[i], results_before[i] + "|");
+  EXPECT_TRUE(rows_text(db, "PRAGMA foreign_key_check").empty());
+  // The pin and the plan round-trip; the CHECK refuses a value the field does not take.
+  ResultsWriter w(db);
+  VariantRecord pinned = fused_variant("gdn_bwd_A+rc16", 32, 2, gdn::Pass::Backward);
+  pinned.pins.recompute_cp_chunks = 16;
+  const std::int64_t v = w.register_variant(pinned);
+  ResultRecord r = passed(sc.sweep, v, sc.p[0], 0.5);
+  r.plan.recompute_cp_chunks = 16;
+  r.plan.fixup_cols = 8;
+  insert(w, r);
+  ResultQuery q;
+  q.sweep_id = sc.sweep;
+  q.conditions.push_back({Field::PinRecomputeCpChunks, CompareOp::Eq, std::int64_t{16}});
+  const std::vector<ResultRow> back = query_results(db, q);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_TRUE(gdn::same_pins(back[0].variant.pins, pinned.pins));
+  EXPECT_EQ(back[0].result.plan, r.plan);
+  EXPECT_EQ(std::get<std::int64_t>(field_value(back[0], Field::PlanRecomputeCpChunks)), 16);
+  EXPECT_THROW(db.exec("UPDATE variants SET pin_recompute_cp_chunks = 24 WHERE id = " + std::to_string(v)), DbError);
+}
+
 TEST(Database, FreshAndMigratedDatabasesHaveTheSameSchema) {
   ScratchDir dir;
   { Database::open(dir.file("old.db"), {.migrate_to_version = 2}); }
@@ -435,12 +508,13 @@ TEST(Database, ReadOnlyOpenReadsVersion2WithoutMigrating) {
   EXPECT_EQ(Database::open(path).schema_version(), kSchemaVersion);  // read-write migrates
 }
 
-// The committed databases (versions 2 and 3) open read-only as the tools open them (export, gap,
+// The committed databases (versions 2, 3 and 6) open read-only as the tools open them (export, gap,
 // report, replay, dashboard) and migrate to the current version keeping every row.
 TEST(Database, CommittedDatabasesOpenReadOnlyAndMigrate) {
   const char* committed[] = {"tests/data/smoke_h200.sqlite",  // ctest runs in the repository root
                              "tests/data/anchors_sweeps_h200.sqlite",
-                             "bench/results/h200_2026-11-30_anchors_sweep.sqlite"};
+                             "bench/results/h200_2026-11-30_anchors_sweep.sqlite",
+                             "bench/results/h200_2026-12-01_plan_sweeps.sqlite"};
   for (const char* file : committed) {
     SCOPED_TRACE(file);
     ASSERT_TRUE(std::filesystem::exists(file));
@@ -458,9 +532,10 @@ TEST(Database, CommittedDatabasesOpenReadOnlyAndMigrate) {
     }
     const Database db = Database::open(copy, {.create_if_missing = false});
     EXPECT_EQ(db.schema_version(), kSchemaVersion);
-    // Every row kept; the tables of version 5 (sharded sweeps) are added empty.
+    // Every row kept; the tables of version 5 (sharded sweeps) are added empty to older files.
     auto counts_after = table_counts(db);
     for (const char* added : {"sweep_shard", "merged_shards"}) {
+      if (counts_before.count(added) != 0) continue;
       EXPECT_EQ(counts_after[added], "0") << added;
       counts_after.erase(added);
     }
@@ -525,7 +600,8 @@ TEST(Database, BadOpenArgumentsNameTheArgument) {
   std::string message;
   EXPECT_EQ(open_error_kind("", {}, message), DbError::Kind::Invalid);
   EXPECT_NE(message.find("database path"), std::string::npos);
-  EXPECT_EQ(open_error_kind(dir.file("a.db"), {.migrate_to_version = 7}, message), DbError::Kind::Invalid);
+  EXPECT_EQ(open_error_kind(dir.file("a.db"), {.migrate_to_version = kSchemaVersion + 1}, message),
+            DbError::Kind::Invalid);
   EXPECT_NE(message.find("migrate_to_version"), std::string::npos);
   EXPECT_EQ(open_error_kind(dir.path().string(), {}, message), DbError::Kind::Invalid);
   EXPECT_NE(message.find("is a directory"), std::string::npos);

@@ -139,9 +139,9 @@ PlannedSweep write_planned_sweep(Database& db) {
   pinned.name = "gdn_fwd_A+ov2+ph4";
   pinned.pins.prepare_overlap = 2;
   pinned.pins.prepare_heads = 4;
-  VariantRecord bwd = fused_variant("gdn_bwd_S", 64, 2, gdn::Pass::Backward);
-  bwd.config.family = gdn::Family::Staged;
+  VariantRecord bwd = fused_variant("gdn_bwd_C+rc64", 32, 2, gdn::Pass::Backward);
   bwd.config.roles = gdn::WarpRoles::Cooperative;
+  bwd.pins.recompute_cp_chunks = 64;
   const std::int64_t v_rule = w.register_variant(rule);
   const std::int64_t v_pinned = w.register_variant(pinned);
   const std::int64_t v_bwd = w.register_variant(bwd);
@@ -166,11 +166,12 @@ TEST(ExportPlans, TheWinnersPinsTravelInBothFilesAndTheHeaderCompilesAgainstLibg
   for (const auto& e : doc["entries"]) {
     fwd_entry |= e["pass"] == "fwd" && e["variant"] == "gdn_fwd_A" &&
                  e["plan"] == nlohmann::json{{"prepare_overlap", 2}, {"prepare_heads", 4}};
-    bwd_entry |= e["pass"] == "bwd" && e["variant"] == "gdn_bwd_S" && e["plan"] == nlohmann::json::object();
+    bwd_entry |= e["pass"] == "bwd" && e["variant"] == "gdn_bwd_C" &&
+                 e["plan"] == nlohmann::json{{"recompute_cp_chunks", 64}};
     runner_up |= e["runner_up"] == "gdn_fwd_A";
   }
   EXPECT_TRUE(fwd_entry && bwd_entry && runner_up) << json;
-  EXPECT_EQ(doc["variants"], nlohmann::json({"gdn_bwd_S", "gdn_fwd_A"})) << json;
+  EXPECT_EQ(doc["variants"], nlohmann::json({"gdn_bwd_C", "gdn_fwd_A"})) << json;
   const fs::path probe = dir.path() / "probe.cpp";
   std::ofstream(probe) << R"cpp(
 #include "gdn_dispatch_table.hpp"
@@ -183,8 +184,10 @@ static_assert(lookup(kEntries, fwd).entry->variant == "gdn_fwd_A");
 static_assert(lookup(kEntries, fwd).entry->plan.prepare_overlap == 2);
 static_assert(lookup(kEntries, fwd).entry->plan.prepare_heads == 4);
 static_assert(lookup(kEntries, fwd).entry->plan.fixup_cols == GDN_PLAN_RULE);
-static_assert(lookup(kEntries, bwd).entry->variant == "gdn_bwd_S");
+static_assert(lookup(kEntries, fwd).entry->plan.recompute_cp_chunks == GDN_PLAN_RULE);
+static_assert(lookup(kEntries, bwd).entry->variant == "gdn_bwd_C");
 static_assert(lookup(kEntries, bwd).entry->plan.prepare_heads == GDN_PLAN_RULE);
+static_assert(lookup(kEntries, bwd).entry->plan.recompute_cp_chunks == 64);
 int main() { return 0; }
 )cpp";
   expect_compiles(probe, out);

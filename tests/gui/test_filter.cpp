@@ -29,6 +29,19 @@ TEST(Filter, ParsesTypedClausesAndAliases) {
   EXPECT_EQ(std::get<std::string>(f.conditions[3].value), "fused_v");
 }
 
+// The plan columns filter by their names and short aliases, the backward recompute's CP among them.
+TEST(Filter, PlanColumnsByNameAndAlias) {
+  const ParsedFilter f = parse_filter("recompute_cp=16 pin_recompute_cp_chunks=-1 plan_recompute_cp_chunks!=null");
+  ASSERT_TRUE(f.ok()) << f.error;
+  ASSERT_EQ(f.conditions.size(), 3u);
+  EXPECT_EQ(f.conditions[0].field, db::Field::PlanRecomputeCpChunks);
+  EXPECT_EQ(std::get<std::int64_t>(f.conditions[0].value), 16);
+  EXPECT_EQ(f.conditions[1].field, db::Field::PinRecomputeCpChunks);
+  EXPECT_EQ(std::get<std::int64_t>(f.conditions[1].value), -1);
+  EXPECT_EQ(f.conditions[2].field, db::Field::PlanRecomputeCpChunks);
+  EXPECT_NE(filter_help().find("recompute_cp"), std::string::npos);
+}
+
 TEST(Filter, EmptyTextIsNoCondition) {
   const ParsedFilter f = parse_filter("   ");
   EXPECT_TRUE(f.ok());

@@ -20,7 +20,7 @@ constexpr std::pair<std::string_view, db::Field> kAliases[] = {
     {"tokens", db::Field::TotalTokens},
     {"overlap", db::Field::PlanPrepareOverlap}, {"split", db::Field::PlanPrepareSplitChunk},
     {"heads", db::Field::PlanPrepareHeads},     {"fixup", db::Field::PlanFixupCols},
-    {"local_heads", db::Field::PlanLocalHeads},
+    {"local_heads", db::Field::PlanLocalHeads}, {"recompute_cp", db::Field::PlanRecomputeCpChunks},
 };
 
 std::optional<db::Field> resolve_field(std::string_view name) {

@@ -2,8 +2,9 @@
 //
 // The backward runs in four launches after the forward's chunk table and prepare kernel
 // (gamma, the 16-bit gated inverse T):
-//   1. the forward recompute: the column-warp fused chunk loop (with CP when the config says
-//      so) writes each chunk's start state S^T, 16-bit, and no output;
+//   1. the forward recompute: the column-warp fused chunk loop (in CP segments: the config's,
+//      else the launch plan's recompute_cp_chunks) writes each chunk's start state S^T,
+//      16-bit, and no output;
 //   2. the reverse chain's dS-independent inputs (chain_inputs.cu), parallel over (chunk,
 //      v-head), then the reverse state-gradient chain (dstate_chain.cuh), serial over a
 //      sequence's (or CP segment's) chunks, one CTA per (sequence, v-head, V-block) with dS in

@@ -1,4 +1,6 @@
 // Workspace carving and the launch sequence of the chunked backward (see bwd_params.cuh).
+#include <algorithm>
+
 #include "bwd_chain_launch.cuh"
 #include "bwd_run.cuh"
 #include "chain_inputs.cuh"
@@ -20,7 +22,8 @@ struct BwdWorkspace {
   uint16_t* t16 = nullptr;       // lower-packed: the column-warp recompute's operand
   uint16_t* t16_rows = nullptr;  // row-major: the reverse chain's and the local kernel's
   float* gate_ef = nullptr;
-  // CP of the forward recompute only
+  // CP: the config's segments (the recompute's and the chain's), else the recompute's own;
+  // max_segs is the capacity: the segment count of the shortest segments it can run
   int64_t max_segs = 0;
   int64_t* seg_first = nullptr;
   fused::Segment* segs = nullptr;
@@ -41,14 +44,18 @@ BwdWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig
   w.t16 = c.take<uint16_t>(chunk_heads * kC * kC);
   w.t16_rows = c.take<uint16_t>(chunk_heads * kC * kC);
   w.gate_ef = c.take<float>(chunk_heads * 3 * kC);
-  if (cp > 0) {
-    w.max_segs = fused::max_segments(d, cp);
-    w.seg_first = c.take<int64_t>(d.num_seqs + 1);
-    w.segs = c.take<fused::Segment>(w.max_segs);
-    w.transfer = c.take<float>(w.max_segs * d.Hv * kK * 2 * kV);
-    w.starts = c.take<float>(w.max_segs * d.Hv * kK * kV);
-  }
   w.states16 = c.take<uint16_t>(chunk_heads * kK * kV);
+  // The segment buffers. Without the config's CP the launch plan may run the recompute in CP
+  // segments of any length it takes (its rule or a pin, neither of which the workspace query
+  // sees): room for the shortest. Only the recompute uses them then, so they overlay the
+  // chain's and the local gradients' buffers below, first written after the recompute.
+  staged::WorkspaceCarver segments = c;
+  w.max_segs = fused::max_segments(d, cp > 0 ? cp : plan_values::kRecomputeCp[1]);
+  w.seg_first = segments.take<int64_t>(d.num_seqs + 1);
+  w.segs = segments.take<fused::Segment>(w.max_segs);
+  w.transfer = segments.take<float>(w.max_segs * d.Hv * kK * 2 * kV);
+  w.starts = segments.take<float>(w.max_segs * d.Hv * kK * kV);
+  if (cp > 0) c = segments;  // the chain reads them too
   w.dstate16 = c.take<uint16_t>(chunk_heads * kK * kV);
   w.dvnew16 = c.take<uint16_t>(d.Ttot * d.Hv * kV);
   w.dvnew16_lo = c.take<uint16_t>(d.Ttot * d.Hv * kV);
@@ -56,6 +63,7 @@ BwdWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig
   w.xq16 = c.take<uint16_t>(chunk_heads * kK * kV);
   w.dq_h = c.take<float>(d.Ttot * d.Hv * kK);
   w.dk_h = c.take<float>(d.Ttot * d.Hv * kK);
+  c.used = std::max(c.used, segments.used);
   return w;
 }
 
@@ -83,11 +91,16 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   const int sms = staged::device_sm_count();
   const int cp = c.cp_segment_chunks;
   const BackwardPlan plan = plan_backward(c, plan_shape(p), PlanDevice{sms}, a.launch);
+  // The recompute's segments: the config's when it has CP, else the plan's (cp stays 0 for the
+  // chain), never more than the workspace holds.
+  const int rcp = plan.recompute_cp_chunks;
+  const int64_t rcp_segs = rcp > 0 ? fused::max_segments(d, rcp) : 0;
+  if (rcp_segs > w.max_segs) return GDN_ERROR_INTERNAL;
 
   // 1. Chunk (and segment) tables, the prepare kernel (gamma; T lower-packed and row-major;
   //    e, f, beta), the forward recompute: each chunk's start state, no output.
-  cudaError_t err = fused::build_tables(p, d, cp, w.chunk_first, w.table, nullptr, w.seg_first,
-                                        w.segs, w.max_segs, s);
+  cudaError_t err = fused::build_tables(p, d, rcp, w.chunk_first, w.table, nullptr, w.seg_first,
+                                        w.segs, rcp_segs, s);
   if (err == cudaSuccess && d.max_chunks > 0) {
     staged::FwdParams prep{};
     prep.d = d;
@@ -124,21 +137,21 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     if (err == cudaSuccess) err = fused::encode_token_tile_map(&fp.tmap_k, a.k, d.Hk, d.Ttot, d.in_bf16);
     if (err == cudaSuccess) err = fused::encode_token_tile_map(&fp.tmap_v, a.v, d.Hv, d.Ttot, d.in_bf16);
   }
-  if (cp > 0) {
+  if (rcp > 0) {
     fp.segs = w.segs;
     fp.transfer = w.transfer;
     fp.starts = w.starts;
     fp.mode = fused::Mode::Transition;  // pass 1: [M | N] of every segment but the last
     if (err == cudaSuccess)
-      err = fused::launch_chunk_loop_cw<kRecomputeBlockV>(fp, static_cast<unsigned>(w.max_segs), s);
+      err = fused::launch_chunk_loop_cw<kRecomputeBlockV>(fp, static_cast<unsigned>(rcp_segs), s);
     if (err == cudaSuccess)
-      err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, plan.fixup_cols, s);
+      err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, rcp_segs, w.starts, plan.fixup_cols, s);
     fp.mode = fused::Mode::Output;
   }
   fp.chunk_states = w.states16;
   if (err == cudaSuccess)
     err = fused::launch_chunk_loop_cw<kRecomputeBlockV>(
-        fp, static_cast<unsigned>(cp > 0 ? w.max_segs : d.num_seqs), s);
+        fp, static_cast<unsigned>(rcp > 0 ? rcp_segs : d.num_seqs), s);
 
   // 2. The reverse chain's inputs, then the chain: dS' per chunk, dV_new, dv, dh0.
   ChainInputsParams ip{};

@@ -169,6 +169,31 @@ int local_heads_rule(const PlanShape& s, const PlanDevice& d) {
   return 1;
 }
 
+// The forward recompute's CP segment length when the config has no CP. The recompute is the
+// forward's 64-column column-warp loop (backward/bwd_run.cu), states only, after the prepare
+// kernel (no overlap), two CTAs per SM; unsplit, its N x Hv x 2 CTAs each walk a whole
+// sequence. The default selection's column-warp CP step, over those slots: CP when the CTAs
+// busy along the longest chain (each sequence's weighted by its length over the longest's:
+// Hv x 2 x total chunks / longest chunks) leave more than half of the slots idle and the
+// longest sequence has kColumnWarpCpMinChunks chunks or more; then the longest segment of
+// plan_values::kRecomputeCp whose CTAs over every sequence's segments fill 3/4 of the slots
+// (about two per SM), else the shortest that splits. On 132 SMs: 16/32 heads at 1 x 32768
+// tokens (64 CTAs) in 128-chunk segments (4 x 64 CTAs), 8/16 at 1 x 32768 in 64-chunk ones,
+// 16/32 at 4 x 8192 (256 CTAs) unsplit. A model: the lab sweeps the pin ("rc") to measure it.
+constexpr int kRecomputeCtasPerSm = 2;
+constexpr int kRecomputeVBlocks = kStateCols / 64;
+int recompute_cp_rule(const PlanShape& s, const PlanDevice& d) {
+  if (s.num_seqs <= 0) return 0;
+  const std::int64_t slots = kRecomputeCtasPerSm * std::int64_t(d.sm_count);
+  const std::int64_t ctas_per_segment = std::int64_t(s.hv) * kRecomputeVBlocks;
+  // Not known (packed sequences, no host copy, no hint): equal lengths.
+  const std::int64_t longest = s.longest_chunks > 0 ? s.longest_chunks
+                                                    : (s.max_chunks + s.num_seqs - 1) / s.num_seqs;
+  if (longest < kColumnWarpCpMinChunks || 2 * ctas_per_segment * s.max_chunks >= slots * longest) return 0;
+  return segment_filling_slots(plan_values::kRecomputeCp,
+                               SegmentFill{s.num_seqs, longest, s.max_chunks, ctas_per_segment, slots});
+}
+
 int pin_of(const gdn_launch_options* pins, std::int32_t gdn_launch_options::*member) {
   return pins ? pins->*member : GDN_PLAN_RULE;
 }
@@ -186,6 +211,18 @@ PlanShape plan_shape(const gdn_problem& p) {
                               : p.B * ((p.T + kChunkRows - 1) / kChunkRows);
   s.hv = p.Hv;
   s.hk = p.Hk;
+  // The longest sequence: T without cu_seqlens; packed, from the host copy, else the hint,
+  // else not known (0).
+  std::int64_t longest = p.cu_seqlens ? p.max_seqlen_hint : p.T;
+  if (p.cu_seqlens && p.cu_seqlens_host) {
+    const auto offset = [&p](std::int64_t i) -> std::int64_t {
+      return p.cu_seqlens_dtype == GDN_INT64 ? static_cast<const std::int64_t*>(p.cu_seqlens_host)[i]
+                                             : static_cast<const std::int32_t*>(p.cu_seqlens_host)[i];
+    };
+    longest = 0;
+    for (std::int64_t n = 0; n < p.num_seqs; ++n) longest = std::max(longest, offset(n + 1) - offset(n));
+  }
+  s.longest_chunks = (longest + kChunkRows - 1) / kChunkRows;
   return s;
 }
 
@@ -230,7 +267,15 @@ BackwardPlan plan_backward(const KernelConfig& c, const PlanShape& s, const Plan
   plan.prepare_heads = heads_pin != GDN_PLAN_RULE
                            ? heads_pin
                            : prepare_heads_rule(s, kAloneCtasPerSm * std::int64_t(d.sm_count));
-  if (c.cp_segment_chunks > 0) {
+  // The chunked backward recomputes the forward's chunk states: in the config's segments when
+  // it has CP, else in its own (the pin, or the rule).
+  if (c.family == Family::Fused) {
+    const int recompute_pin = pin_of(pins, &gdn_launch_options::recompute_cp_chunks);
+    plan.recompute_cp_chunks = c.cp_segment_chunks > 0        ? c.cp_segment_chunks
+                               : recompute_pin != GDN_PLAN_RULE ? recompute_pin
+                                                                : recompute_cp_rule(s, d);
+  }
+  if (c.cp_segment_chunks > 0 || plan.recompute_cp_chunks > 0) {
     const int fixup_pin = pin_of(pins, &gdn_launch_options::fixup_cols);
     plan.fixup_cols = fixup_pin != GDN_PLAN_RULE ? fixup_pin : fixup_cols_rule(s, d);
   }
@@ -260,7 +305,7 @@ bool parse_pins_suffix(std::string_view suffix, gdn_launch_options* out, std::st
     std::size_t i = next_field;
     while (i < kPlanFields.size() && !item.starts_with(kPlanFields[i].token)) ++i;
     if (i == kPlanFields.size()) {
-      *error = "'+" + std::string(item) + "' names no plan field after the ones before it (tokens, in order: ov, fs, ps, ph, fx, lh)";
+      *error = "'+" + std::string(item) + "' names no plan field after the ones before it (tokens, in order: ov, fs, ps, ph, fx, lh, rc)";
       return false;
     }
     const PlanField& f = kPlanFields[i];
@@ -304,10 +349,27 @@ bool plan_field_applies(const KernelConfig& c, const PlanField& field) {
   if (field.member == &gdn_launch_options::cp_first_segment) return cw && cp;
   if (field.member == &gdn_launch_options::prepare_split) return column_warps_64(c) && cp;
   if (field.member == &gdn_launch_options::prepare_heads) return true;  // every pass runs a prepare
-  if (field.member == &gdn_launch_options::fixup_cols) return c.family == Family::Fused && cp;
-  if (field.member == &gdn_launch_options::local_heads)
-    return c.pass == Pass::Backward && c.family == Family::Fused;
+  const bool chunked_backward = c.pass == Pass::Backward && c.family == Family::Fused;
+  // The chunked backward without CP has a fix-up where its recompute runs CP.
+  if (field.member == &gdn_launch_options::fixup_cols) return c.family == Family::Fused && (cp || chunked_backward);
+  if (field.member == &gdn_launch_options::local_heads) return chunked_backward;
+  if (field.member == &gdn_launch_options::recompute_cp_chunks) return chunked_backward && !cp;
   return false;
+}
+
+int segment_filling_slots(std::span<const int> segments, const SegmentFill& f) {
+  int best_filling = 0, shortest_splitting = 0;
+  bool off_offered = false;
+  for (int segment : segments) {  // ascending
+    off_offered = off_offered || segment == 0;
+    if (segment == 0 || segment >= f.longest_chunks) continue;  // would not split anything
+    if (shortest_splitting == 0) shortest_splitting = segment;
+    const std::int64_t segments_total = std::max(f.num_seqs, (f.total_chunks + segment - 1) / segment);
+    if (4 * f.ctas_per_segment * segments_total >= 3 * f.slots) best_filling = segment;
+  }
+  if (best_filling != 0) return best_filling;
+  if (shortest_splitting != 0) return shortest_splitting;
+  return off_offered || segments.empty() ? 0 : segments.front();
 }
 
 }  // namespace gdn

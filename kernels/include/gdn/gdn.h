@@ -95,6 +95,9 @@ typedef struct gdn_launch_options {
                                per fix-up CTA, 8, 16 or 32 */
   int32_t local_heads;      /* backward: value heads per local-gradient CTA, 1 .. 8 dividing
                                Hv / Hk; Hv / Hk sums dq, dk over the group on chip */
+  int32_t recompute_cp_chunks; /* backward, variant without CP: segment length in chunks of
+                               the forward recompute's exact CP, 0 (none), 16, 32, 64 or 128
+                               (a variant with CP recomputes in its own segments) */
 } gdn_launch_options;
 
 /* Every field GDN_PLAN_RULE. */

@@ -23,6 +23,9 @@ struct PlanShape {
   std::int64_t max_chunks = 0;  // size of the chunk table: a bound on the chunks of all sequences
   int hv = 0;
   int hk = 0;
+  // Chunks of the longest sequence: T's without cu_seqlens; packed, from the host copy of
+  // cu_seqlens, else the caller's max_seqlen_hint. 0: not known.
+  std::int64_t longest_chunks = 0;
 };
 // Of a validated problem.
 PlanShape plan_shape(const gdn_problem& p);
@@ -64,6 +67,9 @@ struct BackwardPlan {
                               // forward recompute's and the reverse chain's); 0 without CP
   int local_heads = 1;        // v-heads (of one q/k head) one local-gradient CTA walks; the
                               // group (Hv / Hk): dq, dk summed on chip, no group-sum launch
+  int recompute_cp_chunks = 0;  // CP segment length of the forward recompute (0: none): the
+                                // config's when it has CP (one segment table for both), else
+                                // its own; the reverse chain runs the config's either way
   friend bool operator==(const BackwardPlan&, const BackwardPlan&) = default;
 };
 
@@ -77,7 +83,8 @@ BackwardPlan plan_backward(const KernelConfig& c, const PlanShape& s, const Plan
 // ---- pins --------------------------------------------------------------------------------
 
 inline constexpr gdn_launch_options kRulePins{GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE,
-                                              GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE};
+                                              GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE,
+                                              GDN_PLAN_RULE};
 
 // The pinnable fields, in gdn_launch_options order: the lab's plan dimensions, the database's
 // plan columns and the dispatch table's plan object all iterate this list.
@@ -93,8 +100,9 @@ inline constexpr int kOverlap[] = {0, 1, 2};
 inline constexpr int kOnOff[] = {0, 1};
 inline constexpr int kHeads[] = {1, 2, 3, 4, 5, 6, 7, 8};
 inline constexpr int kFixupCols[] = {8, 16, 32};
+inline constexpr int kRecomputeCp[] = {0, 16, 32, 64, 128};  // ascending: [1] is the shortest
 }  // namespace plan_values
-inline constexpr std::array<PlanField, 6> kPlanFields{{
+inline constexpr std::array<PlanField, 7> kPlanFields{{
     {"prepare_overlap", "ov", &gdn_launch_options::prepare_overlap, plan_values::kOverlap,
      "0 (after the prepare kernel), 1 (shared SMs) or 2 (SMs of its own)"},
     {"cp_first_segment", "fs", &gdn_launch_options::cp_first_segment, plan_values::kOnOff,
@@ -107,6 +115,8 @@ inline constexpr std::array<PlanField, 6> kPlanFields{{
      "8, 16 or 32 (state columns per fix-up CTA)"},
     {"local_heads", "lh", &gdn_launch_options::local_heads, plan_values::kHeads,
      "1 to 8, a divisor of Hv / Hk (value heads per local-gradient CTA of the backward)"},
+    {"recompute_cp_chunks", "rc", &gdn_launch_options::recompute_cp_chunks, plan_values::kRecomputeCp,
+     "0 (no CP), 16, 32, 64 or 128 (chunks per segment of the backward's forward recompute)"},
 }};
 const PlanField* find_plan_field(std::string_view name);
 
@@ -137,5 +147,25 @@ std::string check_launch_options(const gdn_launch_options& o, int group);
 // Whether pinning `field` can change what config c launches (the mechanism exists in it for
 // some problem): the lab sweeps only these.
 bool plan_field_applies(const KernelConfig& c, const PlanField& field);
+
+// ---- CP segment lengths ------------------------------------------------------------------
+// Shared by the default variant selection (which picks a config's cp_segment_chunks) and the
+// backward plan (which picks its forward recompute's): one chunk loop in exact CP segments.
+
+// A column-warp loop splits no sequence shorter than this many chunks (the default selection's
+// column-warp CP step, fitted to a forward anchor sweep: shorter ones mostly ran best unsplit).
+inline constexpr std::int64_t kColumnWarpCpMinChunks = 64;
+
+struct SegmentFill {
+  std::int64_t num_seqs = 0;          // N
+  std::int64_t longest_chunks = 0;    // of the longest sequence
+  std::int64_t total_chunks = 0;      // of all sequences
+  std::int64_t ctas_per_segment = 0;  // the loop's CTAs per segment: Hv x V-blocks
+  std::int64_t slots = 0;             // CTAs resident at once
+};
+// Among `segments` (ascending; 0: CP off): the longest segment whose CTAs, over every
+// sequence's segments (max(N, ceil(total chunks / segment))), fill 3/4 of the slots; else the
+// shortest that splits the longest sequence; else 0 when offered, else the first.
+int segment_filling_slots(std::span<const int> segments, const SegmentFill& f);
 
 }  // namespace gdn

@@ -125,6 +125,23 @@ TEST(Space, PlanAxesPinOneApplicableFieldAtATime) {
   EXPECT_EQ(plan_candidates(cw64_cp16(), "rule").size(), 1u);
 }
 
+// The chunked backward: heads 8 + fix-up 3 + local heads 8, and without CP its recompute's own
+// CP segments 5 (rc0 .. rc128; the fix-up then applies to the recompute's CP).
+TEST(Space, PlanAxesOfTheChunkedBackwardSweepTheRecomputesSegmentsWithoutCp) {
+  gdn::KernelConfig c;
+  c.pass = gdn::Pass::Backward;
+  c.family = gdn::Family::Fused;
+  c.block_v = 32;
+  const auto unsplit = plan_candidates(c, "axes");
+  ASSERT_EQ(unsplit.size(), 1u + 8 + 3 + 8 + 5);
+  std::set<std::string> suffixes;
+  for (const auto& pins : unsplit) suffixes.insert(gdn::pins_suffix(pins));
+  for (const char* s : {"+rc0", "+rc16", "+rc32", "+rc64", "+rc128", "+fx16", "+lh2"})
+    EXPECT_EQ(suffixes.count(s), 1u) << s;
+  c.cp_segment_chunks = 32;
+  EXPECT_EQ(plan_candidates(c, "axes").size(), 1u + 8 + 3 + 8);
+}
+
 TEST(Space, PlanGridCombinesTheApplicableFields) {
   // No CP: overlap and heads apply: (1 + 3) x (1 + 8) combinations with the rule.
   gdn::KernelConfig c = cw64_cp16();

@@ -97,7 +97,12 @@ TEST(TrialIo, OutputRoundTripKeepsNullsAndTimeline) {
   o.pm_timeline = {{0, 0, 80.0, std::nullopt, 10.0, std::nullopt, 1.9e9}, {1, 100000, 81.0, 40.0, 11.0, 5.0, std::nullopt}};
   o.worker_busy_ms = 12.5;
   o.worker_exiting = true;
+  o.result.plan.block_v = 32;
+  o.result.plan.local_heads = 2;
+  o.result.plan.recompute_cp_chunks = 64;
   const auto b = decode_output(wire::decode(wire::encode(encode_output(o))));
+  EXPECT_EQ(b.result.plan, o.result.plan);
+  EXPECT_FALSE(b.result.plan.fixup_cols.has_value());
   EXPECT_EQ(b.result.outcome, gdn::db::Outcome::Passed);
   EXPECT_EQ(b.result.errors_json, o.result.errors_json);
   EXPECT_EQ(b.result.latency_p50_ms, 0.25);

@@ -23,7 +23,9 @@ inline constexpr std::int32_t kApplicationId = 0x67646E6C;
 //      results.device_id (a result measured on another GPU of the kind after a resume)
 //   6: launch plans: variants.pin_* (the plan fields a sweep candidate pins; variants rebuilt
 //      without consumer_regs and chains_per_cta) and results.plan_* (the plan each call ran with)
-inline constexpr int kSchemaVersion = 6;
+//   7: variants.pin_recompute_cp_chunks and results.plan_recompute_cp_chunks (the backward's
+//      forward recompute in CP segments of its own)
+inline constexpr int kSchemaVersion = 7;
 // The oldest schema version a read-only open reads as it is: the migrations after it widened
 // a CHECK and added an override column that readers of older files take as -1 (any), so every
 // table and column a reader needs is there. Older files are DbError::NeedsMigration when

@@ -98,6 +98,7 @@ struct PlanRecord {
   std::optional<int> fixup_cols;           // 0: no CP
   std::optional<int> block_v;              // the backward's V-block
   std::optional<int> local_heads;          // the backward's value heads per local-gradient CTA
+  std::optional<int> recompute_cp_chunks;  // the backward's forward recompute's CP segment; 0: none
   friend bool operator==(const PlanRecord&, const PlanRecord&) = default;
 };
 inline PlanRecord plan_record(const gdn::ForwardPlan& p) {
@@ -118,6 +119,7 @@ inline PlanRecord plan_record(const gdn::BackwardPlan& p) {
   r.block_v = p.block_v;
   r.fixup_cols = p.fixup_cols;
   r.local_heads = p.local_heads;
+  r.recompute_cp_chunks = p.recompute_cp_chunks;
   return r;
 }
 

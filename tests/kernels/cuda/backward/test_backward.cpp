@@ -9,6 +9,7 @@
 #include <future>
 
 #include "device_harness.hpp"
+#include "gdn/launch_plan.hpp"
 #include "gdn/testing/random.hpp"
 #include "gdn/testing/shapes.hpp"
 #include "slice_check.hpp"
@@ -149,6 +150,81 @@ TEST_F(Backward, LocalHeadWalksMatchOracleAndOneHeadPerCta) {
     }
   }
   worst.print("LocalHeadWalksMatchOracleAndOneHeadPerCta");
+}
+
+// The forward recompute of a variant without CP in CP segments of its own (the launch plan's
+// recompute_cp_chunks, pinned to 16 and 64 chunks; the reverse chain stays unsplit): packed
+// sequences of uneven lengths, some split into several segments, one shorter than a chunk, with
+// h0 and dht. Every run against the float64 oracle, and within the oracle's bars of the run
+// without the pin (the rule's choice) and of the unsplit recompute (pinned to 0): the start
+// states come from the CP fix-up instead of the sequential chain, the same up to rounding. The
+// workspace is the variant's own size (DeviceBuffer of workspace_bytes), which the query computes
+// without the pins: a pinned call must fit in it.
+TEST_F(Backward, RecomputeInCpSegmentsOfItsOwnMatchesOracleAndTheUnsplitRecompute) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_note(seed));
+  WorstErrors worst;
+  // 66, 1, 131 and 17 chunks: 5, 1, 9, 2 segments of 16 chunks; 2, 1, 3, 1 of 64.
+  const ref::Shape shape = packed_shape({4200, 63, 8321, 1025}, 1, 2, 128, 128);
+  const RandomCase c = make_random_case(shape, derive_seed(seed, 0), {});
+  const ref::BwdOutputs r = ref::oracle_backward(c.shape, c.inputs, c.grads);
+  const DeviceCase dc(c, true);
+  std::vector<const Variant*> unsplit_chain;
+  for (const Variant* v : variants_)
+    if (v->config().family == Family::Fused && v->config().cp_segment_chunks == 0) unsplit_chain.push_back(v);
+  if (unsplit_chain.empty()) GTEST_SKIP() << "this build registers no chunked backward variant without CP";
+  // The pinned run's outputs as a reference: to compare two runs within the oracle's bars.
+  const auto as_reference = [&c](const DeviceBwdResult& run) {
+    ref::BwdOutputs out;
+    out.dq = to_double(run.dq, c.options.dtype);
+    out.dk = to_double(run.dk, c.options.dtype);
+    out.dv = to_double(run.dv, c.options.dtype);
+    out.dg = to_double(run.dg);
+    out.dbeta = to_double(run.dbeta);
+    out.dh0 = to_double(run.dh0);
+    return out;
+  };
+  int device = 0, sms = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "reading the SM count");
+  for (const Variant* v : unsplit_chain) {
+    SCOPED_TRACE(v->name() + " on " + describe(c.shape));
+    const BackwardPlan rule = plan_backward(v->config(), plan_shape(dc.problem), PlanDevice{sms});
+    std::printf("  %s: the rule recomputes in segments of %d chunks\n", v->name().c_str(), rule.recompute_cp_chunks);
+    gdn_launch_options pins = kRulePins;
+    const RunOptions opt{.want_dh0 = true, .pins = &pins};
+    const BwdRun unpinned = run_backward(*v, dc, opt);
+    pins.recompute_cp_chunks = 0;
+    const BwdRun unsplit = run_backward(*v, dc, opt);
+    ASSERT_EQ(unpinned.status, GDN_OK);
+    ASSERT_EQ(unsplit.status, GDN_OK);
+    for (const BwdRun* run : {&unpinned, &unsplit}) {
+      const CheckReport rep = check_backward(c, r, run->out);
+      EXPECT_TRUE(rep.passed()) << rep.summary();
+      worst.note(rep, run == &unpinned ? "rule" : "rc0");
+    }
+    const ref::BwdOutputs unpinned_ref = as_reference(unpinned.out);
+    const ref::BwdOutputs unsplit_ref = as_reference(unsplit.out);
+    for (int segment : {16, 64}) {
+      SCOPED_TRACE("recompute_cp_chunks " + std::to_string(segment));
+      pins.recompute_cp_chunks = segment;
+      const BwdRun got = run_backward(*v, dc, opt);
+      ASSERT_EQ(got.status, GDN_OK);
+      const CheckReport rep = check_backward(c, r, got.out);
+      EXPECT_TRUE(rep.passed()) << rep.summary();
+      worst.note(rep, "rc" + std::to_string(segment));
+      const CheckReport against_rule = check_backward(c, unpinned_ref, got.out);
+      EXPECT_TRUE(against_rule.passed()) << "against the run without the pin:\n" << against_rule.summary();
+      const CheckReport against_unsplit = check_backward(c, unsplit_ref, got.out);
+      EXPECT_TRUE(against_unsplit.passed()) << "against the unsplit recompute:\n" << against_unsplit.summary();
+      std::printf("  %s rc%d: %s the unsplit recompute's gradients\n", v->name().c_str(), segment,
+                  same_bits(got.out, unsplit.out) ? "bit-identical to" : "within the oracle bars of");
+      const BwdRun again = run_backward(*v, dc, opt);
+      ASSERT_EQ(again.status, GDN_OK);
+      EXPECT_TRUE(same_bits(got.out, again.out)) << "rerun differs: not deterministic";
+    }
+  }
+  worst.print("RecomputeInCpSegmentsOfItsOwnMatchesOracleAndTheUnsplitRecompute");
 }
 
 // Gates and write strengths at their extremes: beta exactly 0 and 1 on every third token each,

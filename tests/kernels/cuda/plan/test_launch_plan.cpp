@@ -277,11 +277,96 @@ TEST(LaunchPlan, LocalHeadsWalkTheGroupWhileTheCtasFillFourWaves) {
   EXPECT_FALSE(plan_field_applies(column_warps(64, 0), *find_plan_field("local_heads")));
 }
 
+// The forward recompute of the chunked backward: the config's CP segments when it has CP; else
+// its own, by the default selection's column-warp CP step over two 64-column CTAs per SM (CP
+// when the CTAs busy along the longest chain leave more than half of them idle and the longest
+// sequence has 64 chunks or more; the longest segment filling 3/4 of them); a pin overrides the
+// rule of a config without CP and nothing else.
+int recompute(const KernelConfig& c, PlanShape s, const gdn_launch_options& pins = kRulePins) {
+  return plan_backward(c, s, PlanDevice{132}, &pins).recompute_cp_chunks;
+}
+TEST(LaunchPlan, TheRecomputeRunsCpOfItsOwnWhenItsCtasLeaveTheSmsIdle) {
+  KernelConfig c;
+  c.pass = Pass::Backward;
+  c.family = Family::Fused;
+  c.block_v = 32;
+  // {N, table chunks, Hv, Hk, longest chunks}
+  // 16/32 heads, 1 x 32768 tokens: 64 CTAs; 4 segments of 128 chunks give 256 (>= 3/4 of 264).
+  EXPECT_EQ(recompute(c, PlanShape{1, 512, 32, 16, 512}), 128);
+  // 8/16: 32 CTAs per segment, 8 segments of 64 chunks to fill the slots; 2/8: 16 of 32.
+  EXPECT_EQ(recompute(c, PlanShape{1, 512, 16, 8, 512}), 64);
+  EXPECT_EQ(recompute(c, PlanShape{1, 512, 8, 2, 512}), 32);
+  // 1 x 8192 at 16/32: 128-chunk segments do not split it, 64 leave 128 CTAs: 32-chunk ones.
+  EXPECT_EQ(recompute(c, PlanShape{1, 128, 32, 16, 128}), 32);
+  // A sequence of 4096 tokens (64 chunks) at 16/32: only 16-chunk segments fill the slots.
+  EXPECT_EQ(recompute(c, PlanShape{1, 64, 32, 16, 64}), 16);
+  // Shorter than 64 chunks: unsplit, as the forward's column-warp loop.
+  EXPECT_EQ(recompute(c, PlanShape{1, 63, 8, 2, 63}), 0);
+  // 16/32 at 4 x 8192: 256 CTAs already busy: unsplit. At 2 x 16384, 128 CTAs (under 132): CP.
+  EXPECT_EQ(recompute(c, PlanShape{4, 512, 32, 16, 128}), 0);
+  EXPECT_EQ(recompute(c, PlanShape{2, 512, 32, 16, 256}), 128);
+  // Ragged: 8 sequences at 16/32, one of 448 chunks and seven of 16 (560 chunks): along the long
+  // chain only 80 CTAs are busy: CP, which the sequence count alone (512 CTAs) would not show.
+  EXPECT_EQ(recompute(c, PlanShape{8, 560, 32, 16, 448}), 128);
+  // The longest not known (packed, no host copy, no hint): equal lengths, 4 x 128 chunks.
+  EXPECT_EQ(recompute(c, PlanShape{4, 512, 32, 16, 0}), 0);
+  EXPECT_EQ(recompute(c, PlanShape{1, 512, 32, 16, 0}), 128);
+  // The fix-up the recompute's CP runs: the forward's width rule, or the pin; none unsplit.
+  EXPECT_EQ(plan_backward(c, PlanShape{1, 512, 32, 16, 512}, PlanDevice{132}).fixup_cols, 32);
+  EXPECT_EQ(plan_backward(c, PlanShape{4, 512, 32, 16, 128}, PlanDevice{132}).fixup_cols, 0);
+  // Pins: any value of the field, 0 (no CP) included, on the config without CP.
+  for (int value : {0, 16, 32, 64, 128})
+    EXPECT_EQ(recompute(c, PlanShape{4, 512, 32, 16, 128}, pin(&gdn_launch_options::recompute_cp_chunks, value)),
+              value);
+  const gdn_launch_options unsplit = pin(&gdn_launch_options::recompute_cp_chunks, 0);
+  EXPECT_EQ(recompute(c, PlanShape{1, 512, 32, 16, 512}, unsplit), 0);
+  EXPECT_EQ(plan_backward(c, PlanShape{1, 512, 32, 16, 512}, PlanDevice{132}, &unsplit).fixup_cols, 0);
+  // A config with CP recomputes in its own segments, whatever the pin; the chain's CP stays the
+  // config's (0 above).
+  KernelConfig cp32 = c;
+  cp32.cp_segment_chunks = 32;
+  EXPECT_EQ(recompute(cp32, PlanShape{4, 512, 32, 16, 128}), 32);
+  EXPECT_EQ(recompute(cp32, PlanShape{1, 512, 32, 16, 512}, pin(&gdn_launch_options::recompute_cp_chunks, 128)), 32);
+  EXPECT_EQ(plan_backward(c, PlanShape{1, 512, 32, 16, 512}, PlanDevice{132}).cp_segment_chunks, 0);
+  // The staged backward has no recompute loop.
+  KernelConfig staged;
+  staged.pass = Pass::Backward;
+  EXPECT_EQ(recompute(staged, PlanShape{1, 512, 32, 16, 512}), 0);
+  EXPECT_EQ(recompute(staged, PlanShape{1, 512, 32, 16, 512}, pin(&gdn_launch_options::recompute_cp_chunks, 64)), 0);
+  // The pin is swept where it applies: the chunked backward without CP.
+  const PlanField& field = *find_plan_field("recompute_cp_chunks");
+  EXPECT_TRUE(plan_field_applies(c, field));
+  EXPECT_FALSE(plan_field_applies(cp32, field));
+  EXPECT_FALSE(plan_field_applies(staged, field));
+  EXPECT_FALSE(plan_field_applies(column_warps(64, 0), field));
+  EXPECT_TRUE(plan_field_applies(c, *find_plan_field("fixup_cols")));
+  EXPECT_FALSE(plan_field_applies(staged, *find_plan_field("fixup_cols")));
+}
+
+// The segment choice the default selection and the recompute share: the longest filling
+// segment, else the shortest that splits, else off (or the only value there is).
+TEST(LaunchPlan, SegmentFillingSlots) {
+  const int all[] = {0, 16, 32, 64, 128};
+  // 1 sequence of 512 chunks, 64 CTAs per segment, 264 slots: 128 fills (256 >= 198).
+  EXPECT_EQ(segment_filling_slots(all, SegmentFill{1, 512, 512, 64, 264}), 128);
+  // 16 CTAs per segment: 32-chunk segments (16 x 16 = 256) are the longest that fill.
+  EXPECT_EQ(segment_filling_slots(all, SegmentFill{1, 512, 512, 16, 264}), 32);
+  // Nothing fills (2 CTAs per segment): the shortest that splits.
+  EXPECT_EQ(segment_filling_slots(all, SegmentFill{1, 512, 512, 2, 264}), 16);
+  // Nothing splits a 16-chunk sequence: off, or the first value when off is not offered.
+  EXPECT_EQ(segment_filling_slots(all, SegmentFill{1, 16, 16, 64, 264}), 0);
+  const int on[] = {32, 64};
+  EXPECT_EQ(segment_filling_slots(on, SegmentFill{1, 16, 16, 64, 264}), 32);
+  // Many short sequences keep their segments: N x CTAs count even when the chunks are few.
+  EXPECT_EQ(segment_filling_slots(all, SegmentFill{4, 100, 130, 64, 264}), 64);
+}
+
 TEST(LaunchPlan, ShapeOfAProblem) {
   gdn_problem p;
   gdn_problem_init(&p, 2, 100, 2, 8, 128, 128);
   EXPECT_EQ(plan_shape(p).num_seqs, 2);
   EXPECT_EQ(plan_shape(p).max_chunks, 4);  // 2 x ceil(100 / 64)
+  EXPECT_EQ(plan_shape(p).longest_chunks, 2);
   p.B = 1;
   p.T = 200;
   p.num_seqs = 3;
@@ -289,6 +374,20 @@ TEST(LaunchPlan, ShapeOfAProblem) {
   p.cu_seqlens = offsets;  // only its presence matters here
   EXPECT_EQ(plan_shape(p).num_seqs, 3);
   EXPECT_EQ(plan_shape(p).max_chunks, (200 + 63 * 3) / 64);
+  // The longest sequence: not known without a host copy or a hint; the hint; the host copy.
+  EXPECT_EQ(plan_shape(p).longest_chunks, 0);
+  p.max_seqlen_hint = 190;
+  EXPECT_EQ(plan_shape(p).longest_chunks, 3);
+  p.cu_seqlens_host = offsets;
+  p.cu_seqlens_dtype = GDN_INT32;
+  EXPECT_EQ(plan_shape(p).longest_chunks, 3);  // 180 tokens
+  const std::int64_t offsets64[] = {0, 130, 140, 200};
+  p.cu_seqlens_host = offsets64;
+  p.cu_seqlens_dtype = GDN_INT64;
+  EXPECT_EQ(plan_shape(p).longest_chunks, 3);  // 130 tokens
+  const std::int64_t short_first[] = {0, 10, 75, 200};
+  p.cu_seqlens_host = short_first;
+  EXPECT_EQ(plan_shape(p).longest_chunks, 2);  // 125 tokens
 }
 
 TEST(LaunchPins, SuffixRoundTripsAndNamesEveryPinnedField) {
@@ -298,17 +397,24 @@ TEST(LaunchPins, SuffixRoundTripsAndNamesEveryPinnedField) {
   o.prepare_heads = 4;
   o.fixup_cols = 16;
   o.local_heads = 2;
-  EXPECT_EQ(pins_suffix(o), "+ov2+ph4+fx16+lh2");
+  o.recompute_cp_chunks = 0;
+  EXPECT_EQ(pins_suffix(o), "+ov2+ph4+fx16+lh2+rc0");
   gdn_launch_options back{};
   std::string error;
-  ASSERT_TRUE(parse_pins_suffix("+ov2+ph4+fx16+lh2", &back, &error)) << error;
+  ASSERT_TRUE(parse_pins_suffix("+ov2+ph4+fx16+lh2+rc0", &back, &error)) << error;
   EXPECT_TRUE(same_pins(back, o));
   ASSERT_TRUE(parse_pins_suffix("", &back, &error));
   EXPECT_TRUE(all_rule(back));
-  for (const char* bad : {"ov2", "+ov3", "+zz1", "+ph4+ov2", "+ov2+ov1", "+ph", "+ph9", "+fx12", "+fs1x"})
+  for (const char* bad : {"ov2", "+ov3", "+zz1", "+ph4+ov2", "+ov2+ov1", "+ph", "+ph9", "+fx12", "+fs1x",
+                          "+rc8", "+rc-1", "+rc64+lh2"})
     EXPECT_FALSE(parse_pins_suffix(bad, &back, &error)) << bad;
   EXPECT_FALSE(parse_pins_suffix("+ph9", &back, &error));
   EXPECT_NE(error.find("prepare_heads"), std::string::npos) << error;
+  ASSERT_TRUE(parse_pins_suffix("+rc64", &back, &error)) << error;
+  EXPECT_EQ(back.recompute_cp_chunks, 64);
+  EXPECT_FALSE(parse_pins_suffix("+rc48", &back, &error));
+  EXPECT_NE(error.find("recompute_cp_chunks ('+rc'): expected 0 (no CP), 16, 32, 64 or 128"), std::string::npos)
+      << error;
 }
 
 TEST(LaunchPins, ChecksNameTheFieldAndTheValue) {
@@ -325,6 +431,14 @@ TEST(LaunchPins, ChecksNameTheFieldAndTheValue) {
   EXPECT_EQ(check_launch_options(pin(&gdn_launch_options::local_heads, 4), 4), "");
   const std::string bad_local = check_launch_options(pin(&gdn_launch_options::local_heads, 3), 4);
   EXPECT_NE(bad_local.find("local_heads: expected a divisor of Hv / Hk = 4"), std::string::npos) << bad_local;
+  for (int value : {0, 16, 32, 64, 128})
+    EXPECT_EQ(check_launch_options(pin(&gdn_launch_options::recompute_cp_chunks, value), 4), "") << value;
+  for (int value : {-2, 1, 8, 24, 256}) {
+    const std::string bad_recompute = check_launch_options(pin(&gdn_launch_options::recompute_cp_chunks, value), 4);
+    EXPECT_NE(bad_recompute.find("recompute_cp_chunks: expected GDN_PLAN_RULE (-1) or 0 (no CP), 16, 32, 64 or 128"),
+              std::string::npos) << bad_recompute;
+    EXPECT_NE(bad_recompute.find("got " + std::to_string(value)), std::string::npos) << bad_recompute;
+  }
 }
 
 TEST(LaunchPins, FieldsApplyWhereTheirMechanismExists) {
