@@ -68,8 +68,9 @@
 //   1'. column-warp roles (the chain on wgmma fed by a TMA producer warp, 64 columns, one CTA
 //               per SM) where the pool has them: over the 32 rows of the backward anchor
 //               sweep of both chains (bench/results/h200_2026-12-01_backward_sweep.sqlite) the
-//               fastest column-warp candidate beats the fastest cooperative one (4 warps on
-//               mma.sync, two CTAs per SM) by 1.06x (geometric mean; 0.996x to 1.10x);
+//               fastest column-warp variant at the plan rules beats the fastest cooperative
+//               one (4 warps on mma.sync, two CTAs per SM) by 1.054x (geometric mean; 1.000x
+//               to 1.085x);
 //   2'. block_v: the column-warp chain's one width, 64; the cooperative chain's 32 (16 columns
 //               won only single-sequence 16/32 rows, by 1 %, and lost up to 10 % with several
 //               sequences: docs/decisions/backward-chain-16.md; the table takes it where it
@@ -78,8 +79,8 @@
 //               length over the longest's) are under a quarter of the slots (SMs x CTAs per
 //               SM), then the longest segment whose CTAs, over every sequence's segments, fill
 //               3/4 of the slots, else the shortest that splits. Column-warp chain, the 32 rows
-//               of that sweep: 1.6 % from the fastest candidate (geometric mean), worst 1.16x
-//               (8/16 heads, 2 sequences of 8192 tokens); cooperative chain, the 32 rows of the
+//               of that sweep: 1.6 % from the fastest candidate, pins included (geometric
+//               mean), worst 1.11x (8/16 heads, 2 sequences of 8192 tokens); cooperative chain, the 32 rows of the
 //               earlier sweep (bench/results/h200_2026-12-01_plan_sweeps.sqlite, sweep 1): 1 %,
 //               worst 1.07x; the forward's step 3 (longest sequence only, block_v first) was
 //               7 %, worst 1.48x. CPU tests replay rows of both sweeps.

@@ -26,7 +26,7 @@ class BackwardVariant final : public Variant {
          "states (column-warp fused loop, 64-column V-blocks"
       << (config_.cp_segment_chunks
               ? ", exact CP in segments of " + std::to_string(config_.cp_segment_chunks) + " chunks"
-              : std::string())
+              : std::string(", exact CP in the launch plan's recompute_cp_chunks segments"))
       << "), the chain's dS-independent inputs per (chunk, v-head), reverse dS chain per ("
       << (config_.cp_segment_chunks ? "CP segment" : "sequence") << ", v-head, "
       << config_.block_v

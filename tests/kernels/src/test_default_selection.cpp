@@ -302,18 +302,20 @@ TEST(DefaultSelection, ChunkedBackwardPrefersTheWgmmaChainAndFollowsItsSweep) {
     variants.push_back({chain(64, cp, WarpRoles::ColumnWarps), resident(1, 288)});
   const Space space(variants);
   const auto name = [&](int cp) { return gdn::config_name(chain(64, cp, WarpRoles::ColumnWarps)); };
-  // 16/32 heads, 1 x 32768: 64 chain CTAs along 512 chunks: unsplit (6.71 ms; the fastest,
-  // the mma.sync chain with 2 prepare heads, 6.68).
+  // 16/32 heads, 1 x 32768: 64 chain CTAs along 512 chunks: unsplit (6.462 ms; the fastest,
+  // with the local kernel's heads pinned to 2, 6.457).
   EXPECT_EQ(space.pick(shape(1, 32768, 32)), name(0));
-  // 8/16 heads, 1 x 32768: 128-chunk segments (3.51 ms, the fastest).
+  // 8/16 heads, 1 x 32768: 128-chunk segments (3.48 ms, the fastest).
   EXPECT_EQ(space.pick(shape(1, 32768, 16)), name(128));
-  // 2/4 heads, 1 x 32768: 32-chunk segments (0.994 ms, the fastest; unsplit 3.3).
+  // 2/4 heads, 1 x 32768: 32-chunk segments (0.991 ms, the fastest).
   EXPECT_EQ(space.pick(shape(1, 32768, 4)), name(32));
-  // 4/8 heads, 1 x 8192: 16-chunk segments (0.563 ms, the fastest).
+  // 4/8 heads, 1 x 8192: 16-chunk segments (0.573 ms; the fastest, with fix-ups of 8
+  // columns, 0.572).
   EXPECT_EQ(space.pick(shape(1, 8192, 8)), name(16));
-  // 2/4 heads, 1 x 8192: 8-chunk segments (0.346 ms, the fastest).
+  // 2/4 heads, 1 x 8192: 8-chunk segments (0.354 ms, the fastest).
   EXPECT_EQ(space.pick(shape(1, 8192, 4)), name(8));
-  // 16/32 heads, eight sequences (longest 2643, 8192 tokens): unsplit (1.68 ms, the fastest).
+  // 16/32 heads, eight sequences (longest 2643, 8192 tokens): unsplit (1.79 ms; the fastest,
+  // one local head per CTA, 1.78).
   SelectionInput ragged = shape(8, 2643, 32);
   ragged.tokens = 8192;
   EXPECT_EQ(space.pick(ragged), name(0));
