@@ -188,8 +188,8 @@ bool all_chunked_backward(const Pool& pool) {
   return true;
 }
 
-// The chunked backward's step 1', 2' and 3' (see the rule's comment).
-constexpr WarpRoles kChainRoles = WarpRoles::ColumnWarps;
+// The chunked backward's step 2' and 3' (see the rule's comment; its step 1' is step 1's
+// column-warp preference, whose backward variants are the wgmma chain).
 constexpr int kChainBlockV = 32;
 
 int choose_cp_segment_chain(const SelectionInput& in, const Pool& pool, int block_v) {
@@ -258,10 +258,9 @@ const Variant* select_default_variant(const SelectionInput& in,
   if (implementable.empty()) return nullptr;
   Pool pool(implementable.begin(), implementable.end());
   pool = keep_if(pool, [](const KernelConfig& c) { return c.family == Family::Fused; });
-  const bool chain = all_chunked_backward(pool);
-  const WarpRoles preferred = chain ? kChainRoles : WarpRoles::ColumnWarps;
-  pool = keep_if(pool, [&](const KernelConfig& c) { return c.roles == preferred; });
+  pool = keep_if(pool, [](const KernelConfig& c) { return c.roles == WarpRoles::ColumnWarps; });
 
+  const bool chain = all_chunked_backward(pool);
   const int block_v = chain && values_of(pool, &KernelConfig::block_v).count(kChainBlockV)
                           ? kChainBlockV
                           : choose_block_v(in, pool);

@@ -38,6 +38,13 @@ KernelConfig fused(int block_v, int cp = 0, WarpRoles roles = WarpRoles::Produce
   return c;
 }
 
+// A chunked-backward config: the reverse chain's roles and V-block, the CP segment.
+KernelConfig chain(int block_v, int cp, WarpRoles roles = WarpRoles::Cooperative) {
+  KernelConfig c = fused(block_v, cp, roles);
+  c.pass = gdn::Pass::Backward;
+  return c;
+}
+
 class Space {
  public:
   // ctas_per_sm: what every variant reports as resident CTAs per SM (-1: unknown).
@@ -257,11 +264,6 @@ TEST(DefaultSelection, ColumnWarpContextParallelismFollowsTheAnchorSweep) {
 // The chunked backward's steps 2' and 3', replayed on rows of the backward anchor sweep
 // (bench/results/h200_2026-12-01_plan_sweeps.sqlite, sweep 1; ms of the pick / the fastest).
 TEST(DefaultSelection, ChunkedBackwardFollowsTheBackwardAnchorSweep) {
-  const auto chain = [](int block_v, int cp) {
-    KernelConfig c = fused(block_v, cp, WarpRoles::Cooperative);
-    c.pass = gdn::Pass::Backward;
-    return c;
-  };
   std::vector<std::pair<KernelConfig, gdn::Variant::Resources>> variants;
   for (int cp : {0, 16, 64}) variants.push_back({chain(16, cp), resident(2, 128)});
   for (int cp : {0, 8, 16, 32, 64, 128}) variants.push_back({chain(32, cp), resident(2, 128)});
@@ -289,11 +291,6 @@ TEST(DefaultSelection, ChunkedBackwardFollowsTheBackwardAnchorSweep) {
 // mma.sync chain, and steps 2' and 3' replayed on rows of its anchor sweep
 // (bench/results/h200_2026-12-01_backward_sweep.sqlite; ms of the pick / the fastest).
 TEST(DefaultSelection, ChunkedBackwardPrefersTheWgmmaChainAndFollowsItsSweep) {
-  const auto chain = [](int block_v, int cp, WarpRoles roles) {
-    KernelConfig c = fused(block_v, cp, roles);
-    c.pass = gdn::Pass::Backward;
-    return c;
-  };
   std::vector<std::pair<KernelConfig, gdn::Variant::Resources>> variants;
   for (int cp : {0, 16, 64}) variants.push_back({chain(16, cp, WarpRoles::Cooperative), resident(2, 128)});
   for (int cp : {0, 8, 16, 32, 64, 128})
