@@ -238,6 +238,28 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
 
   const int ra = 16 * warp + g, rb = ra + 8;  // this thread's chunk rows in 64-row products
   const fused::WgTile16 sDS = sm.ds16(wg), sDvn = sm.dvn(wg), sEdw = sm.e_dw(wg);
+  // Addresses formed once: integer arithmetic was most of a step's instructions (ncu SASS
+  // counts: IMAD, LOP3, SHF and IADD3 over half of 2,600 per warp-step), so the loop only adds
+  // compile-time offsets to these.
+  // - The 32-bit pair of (row, 8 j + 2 t) in a tile: row 32 + xo[j] (this warpgroup's tiles,
+  //   columns 0 .. 31) or row 32 + xs[j] (the shared 64-column tiles, columns wc + ...): every
+  //   row this thread touches is g modulo 8, so its swizzled 16-byte group is (group ^ g).
+  int xo[NT], xs[NT];
+#pragma unroll
+  for (int nj = 0; nj < NT; ++nj) {
+    xo[nj] = ((nj ^ g) << 2) + t;
+    xs[nj] = (((wc / 8 + nj) ^ g) << 2) + t;
+  }
+  uint32_t* const ds_a = reinterpret_cast<uint32_t*>(sDS.p) + ra * 32;   // rows ra (+ 8, + 64 mi)
+  uint32_t* const dvn_s = reinterpret_cast<uint32_t*>(sDvn.p) + ra * 32;
+  uint32_t* const edw_s = reinterpret_cast<uint32_t*>(sEdw.p) + ra * 32;
+  // - wgmma descriptors at depth 0; a k16 step adds its byte offset / 16 to the start-address
+  //   field (shared addresses stay below 2^18 bytes, so the field never carries).
+  const uint64_t d_ds = sDS.desc_kn(0, 0), d_dvn = sDvn.desc_kn(0, 0), d_edw = sEdw.desc_kn(0, 0);
+  constexpr uint64_t kRowStep16 = 16 * 128 / 16;  // MN-major: 16 rows of 128 bytes
+  const auto nk_step = [](int kk) -> uint64_t {     // K-major k tile: 32 bytes, halves 8 KB apart
+    return uint64_t((kk / 4) * (kC * 128) + (kk % 4) * 32) / 16;
+  };
   ChunkInfo next = last > first ? p.table[last - 1] : ChunkInfo{};
 
   for (int64_t c = last - 1; c >= first; --c) {
@@ -249,21 +271,24 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
       zero_chain_rows_past_end(sm, s, static_cast<int>(ci.len), !m_part, tid);
       chain_wg_publish(wg);
     }
-    const fused::WgTile16 sK = sm.k(s), sT = sm.t(s), sIn = sm.dvin(s), sXq = sm.xq(s);
+    const fused::WgTile16 sK = sm.k(s), sT = sm.t(s);
+    const uint32_t* const in_a = reinterpret_cast<const uint32_t*>(sm.dvin(s).p) + ra * 32;
+    const uint32_t* const xq_a = reinterpret_cast<const uint32_t*>(sm.xq(s).p) + ra * 32;
+    const uint64_t d_knk = sK.desc_nk(0, 0), d_kkn0 = sK.desc_kn(0, 0), d_kkn1 = sK.desc_kn(0, 64);
+    const uint64_t d_t = sT.desc_kn(0, 0);
     const float* ev = sm.ef(s);
     const float* fv = ev + kC;
     const float* bv = ev + 2 * kC;  // beta (0 past the chunk's end)
 
     // Every global store is issued while the next product runs, after the barrier that
     // publishes its operand: the stores stay off the chain's critical path.
-    // 1. dS' -> the 16-bit tile.
+    // 1. dS' -> the 16-bit tile (rows 64 mi + ra and + 8: 2048 mi and 256 pairs further).
 #pragma unroll
     for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
       for (int nj = 0; nj < NT; ++nj) {
-        const int row = 64 * mi + ra, col = 8 * nj + 2 * t;
-        sDS.pair(row, col) = Ops::pack(S[mi][nj][0], S[mi][nj][1]);
-        sDS.pair(row + 8, col) = Ops::pack(S[mi][nj][2], S[mi][nj][3]);
+        ds_a[2048 * mi + xo[nj]] = Ops::pack(S[mi][nj][0], S[mi][nj][1]);
+        ds_a[2048 * mi + 256 + xo[nj]] = Ops::pack(S[mi][nj][2], S[mi][nj][3]);
       }
     chain_wg_publish(wg);
 
@@ -275,22 +300,23 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     fused::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kK / 16; ++kk)
-      fused::wgmma_ss<NT, Elem, false, true>(Y, sK.desc_nk(0, 16 * kk), sDS.desc_kn(16 * kk, 0), true);
+      fused::wgmma_ss<NT, Elem, false, true>(Y, d_knk + nk_step(kk), d_ds + kk * kRowStep16, true);
     fused::wgmma_commit();
     const float elast = ev[kC - 1];  // e of the chunk's last row (padded rows repeat it)
     {
-      uint32_t* dst = reinterpret_cast<uint32_t*>(p.dstate16 + (c * d.Hv + h) * int64_t(kK * kV) + v0 + wc);
+      // dstate16 [chunk, Hv, K, V]: this thread's pairs at row (64 mi + ra (+ 8)) x 64 + 4 nj.
+      uint32_t* const dst = reinterpret_cast<uint32_t*>(p.dstate16 + (c * d.Hv + h) * int64_t(kK * kV) +
+                                                        v0 + wc) + ra * (kV / 2) + t;
 #pragma unroll
       for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
         for (int nj = 0; nj < NT; ++nj) {
-          const int row = 64 * mi + ra, col = 8 * nj + 2 * t;
           if (outputs) {
-            dst[(row * kV + col) / 2] = Ops::pack(S[mi][nj][0], S[mi][nj][1]);
-            dst[((row + 8) * kV + col) / 2] = Ops::pack(S[mi][nj][2], S[mi][nj][3]);
+            dst[mi * 64 * (kV / 2) + 4 * nj] = Ops::pack(S[mi][nj][0], S[mi][nj][1]);
+            dst[mi * 64 * (kV / 2) + 8 * (kV / 2) + 4 * nj] = Ops::pack(S[mi][nj][2], S[mi][nj][3]);
           }
-          const float2 x0 = Ops::unpack(sXq.pair(row, wc + col));
-          const float2 x1 = Ops::unpack(sXq.pair(row + 8, wc + col));
+          const float2 x0 = Ops::unpack(xq_a[2048 * mi + xs[nj]]);
+          const float2 x1 = Ops::unpack(xq_a[2048 * mi + 256 + xs[nj]]);
           S[mi][nj][0] = fmaf(S[mi][nj][0], elast, x0.x);
           S[mi][nj][1] = fmaf(S[mi][nj][1], elast, x0.y);
           S[mi][nj][2] = fmaf(S[mi][nj][2], elast, x1.x);
@@ -306,14 +332,13 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     const bool residual = outputs && ci.len < kSplitDagRows;
 #pragma unroll
     for (int nj = 0; nj < NT; ++nj) {
-      const int col = 8 * nj + 2 * t;
-      const float2 ia = Ops::unpack(sIn.pair(ra, wc + col)), ib = Ops::unpack(sIn.pair(rb, wc + col));
+      const float2 ia = Ops::unpack(in_a[xs[nj]]), ib = Ops::unpack(in_a[256 + xs[nj]]);
       const float a0 = ia.x + fa * Y[nj][0], a1 = ia.y + fa * Y[nj][1];
       const float b0 = ib.x + fb * Y[nj][2], b1 = ib.y + fb * Y[nj][3];
       dvn_a[nj] = Ops::pack(a0, a1);
       dvn_b[nj] = Ops::pack(b0, b1);
-      sDvn.pair(ra, col) = dvn_a[nj];
-      sDvn.pair(rb, col) = dvn_b[nj];
+      dvn_s[xo[nj]] = dvn_a[nj];
+      dvn_s[256 + xo[nj]] = dvn_b[nj];
       if (residual) {
         const float2 ha = Ops::unpack(dvn_a[nj]), hb = Ops::unpack(dvn_b[nj]);
         lo_a[nj] = Ops::pack(a0 - ha.x, a1 - ha.y);
@@ -323,30 +348,32 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     chain_wg_publish(wg);  // all of dVn in the tile
 
     // 3. W = T^T dVn (64 x 32, depth 64); meanwhile dVn -> dvnew16 (+ residual).
-    const int64_t row_a = ((ci.tok_begin + ra) * d.Hv + h) * kV + v0 + wc;  // element offsets
-    const int64_t row_b = ((ci.tok_begin + rb) * d.Hv + h) * kV + v0 + wc;
-    const bool in_a = outputs && ra < ci.len, in_b = outputs && rb < ci.len;
+    // [Ttot, Hv, V] rows of this thread's two chunk rows, as pair pointers at column 2 t.
+    const int64_t el_a = ((ci.tok_begin + ra) * d.Hv + h) * kV + v0 + wc;
+    const int64_t el_b = el_a + int64_t(8) * d.Hv * kV;
+    const bool in_row_a = outputs && ra < ci.len, in_row_b = outputs && rb < ci.len;
     float W[NT][4];
 #pragma unroll
     for (int nj = 0; nj < NT; ++nj) W[nj][0] = W[nj][1] = W[nj][2] = W[nj][3] = 0.f;
     fused::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kC / 16; ++kk)
-      fused::wgmma_ss<NT, Elem, true, true>(W, sT.desc_kn(16 * kk, 0), sDvn.desc_kn(16 * kk, 0), true);
+      fused::wgmma_ss<NT, Elem, true, true>(W, d_t + kk * kRowStep16, d_dvn + kk * kRowStep16, true);
     fused::wgmma_commit();
     {
-      uint32_t* dvn = reinterpret_cast<uint32_t*>(p.dvnew16);
-      uint32_t* dvn_lo = reinterpret_cast<uint32_t*>(p.dvnew16_lo);
+      uint32_t* const na = reinterpret_cast<uint32_t*>(p.dvnew16 + el_a) + t;
+      uint32_t* const nb = reinterpret_cast<uint32_t*>(p.dvnew16 + el_b) + t;
+      uint32_t* const la = reinterpret_cast<uint32_t*>(p.dvnew16_lo + el_a) + t;
+      uint32_t* const lb = reinterpret_cast<uint32_t*>(p.dvnew16_lo + el_b) + t;
 #pragma unroll
       for (int nj = 0; nj < NT; ++nj) {
-        const int col = 8 * nj + 2 * t;
-        if (in_a) {
-          dvn[(row_a + col) / 2] = dvn_a[nj];
-          if (residual) dvn_lo[(row_a + col) / 2] = lo_a[nj];
+        if (in_row_a) {
+          na[4 * nj] = dvn_a[nj];
+          if (residual) la[4 * nj] = lo_a[nj];
         }
-        if (in_b) {
-          dvn[(row_b + col) / 2] = dvn_b[nj];
-          if (residual) dvn_lo[(row_b + col) / 2] = lo_b[nj];
+        if (in_row_b) {
+          nb[4 * nj] = dvn_b[nj];
+          if (residual) lb[4 * nj] = lo_b[nj];
         }
       }
     }
@@ -356,12 +383,11 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     uint32_t dv_a[NT], dv_b[NT];
 #pragma unroll
     for (int nj = 0; nj < NT; ++nj) {
-      const int col = 8 * nj + 2 * t;
       const float w0 = ba * W[nj][0], w1 = ba * W[nj][1], w2 = bb * W[nj][2], w3 = bb * W[nj][3];
       dv_a[nj] = Ops::pack(w0, w1);
       dv_b[nj] = Ops::pack(w2, w3);
-      sEdw.pair(ra, col) = Ops::pack(-ea * w0, -ea * w1);
-      sEdw.pair(rb, col) = Ops::pack(-eb * w2, -eb * w3);
+      edw_s[xo[nj]] = Ops::pack(-ea * w0, -ea * w1);
+      edw_s[256 + xo[nj]] = Ops::pack(-eb * w2, -eb * w3);
     }
     chain_wg_publish(wg);  // -diag(e) dW' complete
 
@@ -371,16 +397,16 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
       for (int kk = 0; kk < kC / 16; ++kk)
-        fused::wgmma_ss<NT, Elem, true, true>(S[mi], sK.desc_kn(16 * kk, 64 * mi),
-                                              sEdw.desc_kn(16 * kk, 0), true);
+        fused::wgmma_ss<NT, Elem, true, true>(S[mi], (mi ? d_kkn1 : d_kkn0) + kk * kRowStep16,
+                                              d_edw + kk * kRowStep16, true);
     fused::wgmma_commit();
     {
-      uint32_t* dv = static_cast<uint32_t*>(p.dv);
+      uint32_t* const va = reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(p.dv) + el_a) + t;
+      uint32_t* const vb = reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(p.dv) + el_b) + t;
 #pragma unroll
       for (int nj = 0; nj < NT; ++nj) {
-        const int col = 8 * nj + 2 * t;
-        if (in_a) dv[(row_a + col) / 2] = dv_a[nj];
-        if (in_b) dv[(row_b + col) / 2] = dv_b[nj];
+        if (in_row_a) va[4 * nj] = dv_a[nj];
+        if (in_row_b) vb[4 * nj] = dv_b[nj];
       }
     }
     fused::wgmma_wait<0>();
