@@ -116,6 +116,16 @@ struct WgTile16 {
   }
 };
 
+// Zeroes kBytes (a multiple of 16) of a 16-byte aligned shared tile, by kThreads threads
+// (tid: this thread's index among them); default: a whole 64 x 64 16-bit tile (a product's
+// operand that is never loaded, such as the M columns' V or dO tiles in CP pass 1).
+template <int kThreads, int kBytes = 64 * 64 * 2>
+__device__ __forceinline__ void zero_tile(void* tile, int tid) {
+  static_assert(kBytes % 16 == 0, "16-byte stores");
+  for (int u = tid; u < kBytes / 16; u += kThreads)
+    reinterpret_cast<uint4*>(tile)[u] = make_uint4(0, 0, 0, 0);
+}
+
 #define GDN_WGMMA_ASM_M64N64(TY)                                                   \
   "{\n"                                                                            \
   ".reg .pred p;\n"                                                                \

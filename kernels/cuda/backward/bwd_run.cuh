@@ -12,7 +12,8 @@ namespace gdn::bwd {
 // producer warp): 64 (m64n64 products on one 128-byte swizzle atom per operand row; dS is two
 // m64 accumulators).
 inline constexpr int kChainBlockV[] = {16, 32};
-inline constexpr int kChainWgBlockV[] = {64};
+inline constexpr int kChainWgBV = 64;
+inline constexpr int kChainWgBlockV[] = {kChainWgBV};
 
 size_t bwd_workspace_bytes(const gdn_problem& p, const KernelConfig& c);
 // Arguments are validated by the caller; a.workspace holds bwd_workspace_bytes(p, c) bytes.

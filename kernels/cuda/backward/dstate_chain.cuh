@@ -116,48 +116,90 @@ __device__ __forceinline__ float chain_beta(const ChainParams& p, const ChunkInf
   return r < ci.len ? staged::load_beta(p.beta, (ci.tok_begin + r) * p.d.Hv + h, p.d) : 0.f;
 }
 
+// A chain CTA's item: the sequence or CP segment (blockIdx.x), the v-head (blockIdx.y) and the
+// V-block of bv columns (blockIdx.z) of the gradient, which in CP pass 1 (transition) is the
+// augmented [M | N], 2K columns; and where its dS starts from and ends up, as strided views
+// formed once (row: state row, c: column within the V-block). Both chains (this file's and
+// dstate_chain_wg.cuh's) take it.
+struct ChainItem {
+  fused::Segment seg;
+  int h, v0;  // the v-head; the V-block's first value column
+  bool transition, m_part;
+  // dS before the segment's last chunk: dht on a sequence's last segment, the fixed-up
+  // end-state gradient on the others, zero in pass 1's N columns (src null) or without dht;
+  // the identity in pass 1's M columns.
+  const float* src;
+  int64_t src_row, src_col;
+  // dS after its first chunk: pass 1's transfer, else dh0 where the segment starts its
+  // sequence (null: not stored).
+  float* dst;
+  int64_t dst_row, dst_col;
+
+  __device__ float start(int row, int c) const {
+    if (m_part) return row == c + v0 ? 1.f : 0.f;
+    return src ? src[row * src_row + c * src_col] : 0.f;
+  }
+  __device__ void store_end(int row, int c, float x) const { dst[row * dst_row + c * dst_col] = x; }
+};
+
+// The item of this CTA; false (no work) for an unused segment and, in pass 1, for a
+// sequence's first segment.
+__device__ __forceinline__ bool chain_item(const ChainParams& p, int bv, ChainItem& it) {
+  const Dims& d = p.d;
+  const int64_t item = blockIdx.x;
+  it.seg = p.segs ? p.segs[item]
+                  : fused::Segment{p.chunk_first[item], p.chunk_first[item + 1],
+                                   static_cast<int32_t>(item),
+                                   fused::Segment::kUsed | fused::Segment::kFirst |
+                                       fused::Segment::kLast};
+  it.transition = p.transition;
+  if (!(it.seg.flags & fused::Segment::kUsed) ||
+      (it.transition && (it.seg.flags & fused::Segment::kFirst)))
+    return false;
+  const int64_t n = it.seg.seq;
+  // The segment's place in the fix-up's order: reversed within its sequence.
+  const int64_t rev = p.segs ? p.seg_first[n] + p.seg_first[n + 1] - 1 - item : item;
+  it.h = blockIdx.y;
+  const int col0 = blockIdx.z * bv;  // column of the (augmented, in pass 1) gradient
+  it.m_part = it.transition && col0 < kV;
+  it.v0 = col0 % kV;
+  // The caller's states in its layout (KV or VK: state_index), the workspace's in KV.
+  const int64_t at = staged::state_index(d, n, it.h, 0, it.v0);
+  const int64_t user_row = staged::state_index(d, n, it.h, 1, it.v0) - at;
+  const int64_t user_col = staged::state_index(d, n, it.h, 0, it.v0 + 1) - at;
+  const int64_t ws = (rev * d.Hv + it.h) * kK;  // this segment's rows of the workspace states
+  it.src = nullptr, it.src_row = 0, it.src_col = 0;
+  if (it.seg.flags & fused::Segment::kLast) {
+    if (p.dht) it.src = p.dht + at, it.src_row = user_row, it.src_col = user_col;
+  } else if (!it.transition) {
+    it.src = p.starts + ws * kV + it.v0, it.src_row = kV, it.src_col = 1;
+  }
+  it.dst = nullptr, it.dst_row = 0, it.dst_col = 0;
+  if (it.transition)
+    it.dst = p.transfer + ws * (2 * kV) + col0, it.dst_row = 2 * kV, it.dst_col = 1;
+  else if (p.dh0 && (it.seg.flags & fused::Segment::kFirst))
+    it.dst = p.dh0 + at, it.dst_row = user_row, it.dst_col = user_col;
+  return true;
+}
+
 template <int BV, class Elem>
 __global__ void __launch_bounds__(kChainThreads, 2) dstate_chain_kernel(ChainParams p) {
   using Ops = fused::ElemOps<Elem>;
   constexpr int NT = BV / 8;
   const Dims& d = p.d;
-  const int64_t item = blockIdx.x;
-  const fused::Segment seg =
-      p.segs ? p.segs[item]
-             : fused::Segment{p.chunk_first[item], p.chunk_first[item + 1],
-                              static_cast<int32_t>(item),
-                              fused::Segment::kUsed | fused::Segment::kFirst |
-                                  fused::Segment::kLast};
-  const bool transition = p.transition;
-  if (!(seg.flags & fused::Segment::kUsed) ||
-      (transition && (seg.flags & fused::Segment::kFirst)))
-    return;
-  const int64_t n = seg.seq;
-  // The segment's place in the fix-up's order: reversed within its sequence.
-  const int64_t rev = p.segs ? p.seg_first[n] + p.seg_first[n + 1] - 1 - item : item;
-  const int h = blockIdx.y;
-  const int col0 = blockIdx.z * BV;  // column of the (augmented, in pass 1) gradient
-  const bool m_part = transition && col0 < kV;
-  const int v0 = col0 % kV;
-  const bool outputs = !transition;
-  const bool last_seg = seg.flags & fused::Segment::kLast;
+  ChainItem ch;
+  if (!chain_item(p, BV, ch)) return;
+  const int h = ch.h, v0 = ch.v0;
+  const bool m_part = ch.m_part, outputs = !ch.transition;
+  const fused::Segment& seg = ch.seg;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   extern __shared__ __align__(128) char smem_raw[];
   const ChainSmem<BV> sm{smem_raw};
 
-  // dS (this warp's 32 rows) starts from dht on a sequence's last segment, from the fixed-up
-  // end-state gradient on the others; pass 1 from the identity (M) or zero (N).
+  // dS (this warp's 32 rows) from the item's start.
   float S[2][NT][4];
-  fused::for_each_state_element<NT>(S, warp, g, t, [&](float& x, int row, int c) {
-    if (m_part)
-      x = row == c + v0 ? 1.f : 0.f;
-    else if (last_seg)
-      x = p.dht ? p.dht[staged::state_index(d, n, h, row, v0 + c)] : 0.f;
-    else if (transition)
-      x = 0.f;
-    else
-      x = p.starts[((rev * d.Hv + h) * kK + row) * kV + v0 + c];
-  });
+  fused::for_each_state_element<NT>(S, warp, g, t,
+                                    [&](float& x, int row, int c) { x = ch.start(row, c); });
 
   const int64_t first = seg.chunk_begin, last = seg.chunk_end;
   const int r0 = 16 * warp, ra = r0 + g, rb = ra + 8;
@@ -304,15 +346,9 @@ __global__ void __launch_bounds__(kChainThreads, 2) dstate_chain_kernel(ChainPar
     }
   }
 
-  if (transition) {
-    fused::for_each_state_element<NT>(S, warp, g, t, [&](float& x, int row, int c) {
-      p.transfer[((rev * d.Hv + h) * kK + row) * (2 * kV) + col0 + c] = x;
-    });
-  } else if (p.dh0 && (seg.flags & fused::Segment::kFirst)) {
-    fused::for_each_state_element<NT>(S, warp, g, t, [&](float& x, int row, int c) {
-      p.dh0[staged::state_index(d, n, h, row, v0 + c)] = x;
-    });
-  }
+  if (ch.dst)
+    fused::for_each_state_element<NT>(S, warp, g, t,
+                                      [&](float& x, int row, int c) { ch.store_end(row, c, x); });
 }
 
 }  // namespace gdn::bwd

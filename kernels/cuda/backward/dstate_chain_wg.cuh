@@ -29,6 +29,7 @@
 #include "arch/named_barrier.cuh"
 #include "arch/tma.cuh"
 #include "arch/wgmma.cuh"
+#include "bwd_run.cuh"  // kChainWgBV, the V-block
 #include "dstate_chain.cuh"
 
 namespace gdn::bwd {
@@ -37,7 +38,6 @@ inline constexpr int kChainWgGroups = 2;                          // math warpgr
 inline constexpr int kChainWgMathThreads = 128 * kChainWgGroups;
 inline constexpr int kChainWgThreads = kChainWgMathThreads + 32;  // and the producer warp
 inline constexpr int kChainWgBarrier = 1;  // named barriers 1, 2: one per math warpgroup
-inline constexpr int kChainWgBV = 64;      // the V-block
 inline constexpr int kChainWgCols = kChainWgBV / kChainWgGroups;  // a warpgroup's: m64n32
 
 // Shared memory: every 16-bit tile is a fused::WgTile16 (128-byte swizzle) at a 1024-byte
@@ -141,20 +141,6 @@ __device__ __forceinline__ void zero_chain_rows_past_end(const ChainWgSmem& sm, 
   }
 }
 
-// Calls f(element, state row, column within the warpgroup's columns) for this thread's dS
-// accumulators (both m64 halves).
-template <int NT, class F>
-__device__ __forceinline__ void for_each_wg_state_element(float (&S)[2][NT][4], F f) {
-  const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-#pragma unroll
-  for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-    for (int nj = 0; nj < NT; ++nj)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        f(S[mi][nj][e], 64 * mi + 16 * warp + g + (e >= 2 ? 8 : 0), 8 * nj + 2 * t + (e & 1));
-}
-
 // Makes warpgroup wg's shared-memory writes visible to its next wgmma (async proxy) and to its
 // other threads.
 __device__ __forceinline__ void chain_wg_publish(int wg) {
@@ -166,31 +152,15 @@ template <class Elem>
 __global__ void __launch_bounds__(kChainWgThreads, 1)
     dstate_chain_wg_kernel(const __grid_constant__ ChainParams p) {
   using Ops = fused::ElemOps<Elem>;
-  constexpr int BV = kChainWgBV, NT = kChainWgCols / 8;
+  constexpr int NT = kChainWgCols / 8;
   const Dims& d = p.d;
-  const int64_t item = blockIdx.x;
-  const fused::Segment seg =
-      p.segs ? p.segs[item]
-             : fused::Segment{p.chunk_first[item], p.chunk_first[item + 1],
-                              static_cast<int32_t>(item),
-                              fused::Segment::kUsed | fused::Segment::kFirst |
-                                  fused::Segment::kLast};
-  const bool transition = p.transition;
-  if (!(seg.flags & fused::Segment::kUsed) ||
-      (transition && (seg.flags & fused::Segment::kFirst)))
-    return;
-  const int64_t n = seg.seq;
-  // The segment's place in the fix-up's order: reversed within its sequence.
-  const int64_t rev = p.segs ? p.seg_first[n] + p.seg_first[n + 1] - 1 - item : item;
-  const int h = blockIdx.y;
-  const int col0 = blockIdx.z * BV;  // column of the (augmented, in pass 1) gradient
-  const bool m_part = transition && col0 < kV;
-  const int v0 = col0 % kV;
-  const bool outputs = !transition;
-  const bool last_seg = seg.flags & fused::Segment::kLast;
+  ChainItem ch;
+  if (!chain_item(p, kChainWgBV, ch)) return;
+  const int h = ch.h, v0 = ch.v0;
+  const bool m_part = ch.m_part, outputs = !ch.transition;
   extern __shared__ __align__(1024) char smem_raw[];  // wgmma operand tiles: 1024-byte aligned
   const ChainWgSmem sm{smem_raw};
-  const int64_t first = seg.chunk_begin, last = seg.chunk_end;
+  const int64_t first = ch.seg.chunk_begin, last = ch.seg.chunk_end;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kChainStages; ++s) {
@@ -213,28 +183,16 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
   // warpgroup zeroes them all, as zero_chain_rows_past_end).
   if (m_part) {
     for (int s = 0; s < kChainStages; ++s) {
-      for (int u = tid; u < int(ChainWgSmem::kVBytes / 16); u += 128)
-        reinterpret_cast<uint4*>(sm.dvin(s).p)[u] = make_uint4(0, 0, 0, 0);
-      for (int u = tid; u < int(ChainWgSmem::kStateBytes / 16); u += 128)
-        reinterpret_cast<uint4*>(sm.xq(s).p)[u] = make_uint4(0, 0, 0, 0);
+      fused::zero_tile<128, ChainWgSmem::kVBytes>(sm.dvin(s).p, tid);
+      fused::zero_tile<128, ChainWgSmem::kStateBytes>(sm.xq(s).p, tid);
     }
     chain_wg_publish(wg);
   }
 
-  // dS starts from dht on a sequence's last segment, from the fixed-up end-state gradient on
-  // the others; pass 1 from the identity (M) or zero (N).
+  // dS (this warpgroup's 32 columns of the block) from the item's start.
   float S[2][NT][4];
-  for_each_wg_state_element<NT>(S, [&](float& x, int row, int cw) {
-    const int c = wc + cw;
-    if (m_part)
-      x = row == c + v0 ? 1.f : 0.f;
-    else if (last_seg)
-      x = p.dht ? p.dht[staged::state_index(d, n, h, row, v0 + c)] : 0.f;
-    else if (transition)
-      x = 0.f;
-    else
-      x = p.starts[((rev * d.Hv + h) * kK + row) * kV + v0 + c];
-  });
+  fused::for_each_state_element<NT, 16, 64>(
+      S, warp, g, t, [&](float& x, int row, int c) { x = ch.start(row, wc + c); });
 
   const int ra = 16 * warp + g, rb = ra + 8;  // this thread's chunk rows in 64-row products
   const fused::WgTile16 sDS = sm.ds16(wg), sDvn = sm.dvn(wg), sEdw = sm.e_dw(wg);
@@ -416,15 +374,9 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     if (lane == 0) fused::mbarrier_arrive(sm.empty(s));
   }
 
-  if (transition) {
-    for_each_wg_state_element<NT>(S, [&](float& x, int row, int c) {
-      p.transfer[((rev * d.Hv + h) * kK + row) * (2 * kV) + col0 + wc + c] = x;
-    });
-  } else if (p.dh0 && (seg.flags & fused::Segment::kFirst)) {
-    for_each_wg_state_element<NT>(S, [&](float& x, int row, int c) {
-      p.dh0[staged::state_index(d, n, h, row, v0 + wc + c)] = x;
-    });
-  }
+  if (ch.dst)
+    fused::for_each_state_element<NT, 16, 64>(
+        S, warp, g, t, [&](float& x, int row, int c) { ch.store_end(row, wc + c, x); });
 }
 
 }  // namespace gdn::bwd

@@ -149,13 +149,6 @@ __device__ __forceinline__ void zero_past_end(const FusedCwSmem<BV>& sm, int s, 
   }
 }
 
-// Zeroes a whole 64 x 64 16-bit tile (the M columns' V tiles in CP pass 1).
-template <int kThreads>
-__device__ __forceinline__ void zero_tile(uint16_t* tile, int tid) {
-  for (int u = tid; u < kC * 64 / 8; u += kThreads)
-    reinterpret_cast<uint4*>(tile)[u] = make_uint4(0, 0, 0, 0);
-}
-
 // Chunk ci's output, this warp's 16 columns (o16[nj]: the scaled O^T fragment pairs packed to
 // 16 bits, value columns g and g + 8 x chunk rows 8 nj + 2t, + 1), transposed into the warp's
 // own columns of the staging tile by stmatrix .trans (8 x 8 matrices: chunk rows 8 nj .. + 7 x

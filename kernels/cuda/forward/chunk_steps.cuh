@@ -69,8 +69,10 @@ __device__ __forceinline__ float fetch_beta(const FusedParams& p, int64_t chunk,
   return r < ci.len ? staged::load_beta(p.beta, (ci.tok_begin + r) * p.d.Hv + h, p.d) : 0.f;
 }
 
-// Calls f(S element, state row, column within the V-block) for this warp's 32 state rows.
-template <int NT, class Float, class F>
+// Calls f(S element, state row, column within the V-block) for this warp's state rows: two
+// 16-row m-tiles, tile mi at row kWarpRows warp + kTileRows mi (mma.sync layouts: a warp's 32
+// consecutive rows; two m64 warpgroup products: kWarpRows 16, kTileRows 64).
+template <int NT, int kWarpRows = 32, int kTileRows = 16, class Float, class F>
 __device__ __forceinline__ void for_each_state_element(Float (&S)[2][NT][4], int warp, int g,
                                                        int t, F f) {
 #pragma unroll
@@ -79,7 +81,8 @@ __device__ __forceinline__ void for_each_state_element(Float (&S)[2][NT][4], int
     for (int nj = 0; nj < NT; ++nj)
 #pragma unroll
       for (int e = 0; e < 4; ++e)
-        f(S[mi][nj][e], 32 * warp + 16 * mi + g + (e >= 2 ? 8 : 0), 8 * nj + 2 * t + (e & 1));
+        f(S[mi][nj][e], kWarpRows * warp + kTileRows * mi + g + (e >= 2 ? 8 : 0),
+          8 * nj + 2 * t + (e & 1));
 }
 
 // The start state of this warp's 32 rows: CP pass 1 (transition) starts the M columns from
