@@ -1,6 +1,7 @@
 #!/bin/bash
 # The CUDA compiler launcher cmake/fail_on_wgmma_serialization.sh against fake compilers: it
-# must fail a compile whose ptxas reports serialised wgmma (C7510, C7511) and remove its
+# must fail a compile whose ptxas reports serialised wgmma (C7510, C7511) or an injected wait
+# or arrive (C7517, C7519) and remove its
 # object, pass clean compiles and their messages through, and keep a compiler's own failure.
 set -u
 launcher=$1
@@ -30,6 +31,18 @@ grep -q "GDN_FAIL_ON_WGMMA_SERIALIZATION=OFF" "$work/err" || { echo "FAIL: no hi
 MSG="ptxas info    : (C7510) Potential Performance Loss: wgmma.mma_async instructions are serialized due to the presence of Extern calls" \
   "$launcher" "$work/fake_nvcc" -c b.cu -o "$work/b.o" 2>/dev/null; rc=$?
 check "C7510 fails the compile" 1 $rc
+
+MSG="ptxas info    : (C7517) warpgroup.wait is injected in around line 4143 by compiler to allow use of registers defined by GMMA in function 'k'" \
+  "$launcher" "$work/fake_nvcc" -c e.cu -o "$work/e.o" 2>/dev/null; rc=$?
+check "C7517 fails the compile" 1 $rc
+[[ ! -e $work/e.o ]] || { echo "FAIL: the object of a compile with an injected wait was kept"; fails=$((fails + 1)); }
+
+MSG="ptxas info    : (C7519) warpgroup.arrive is injected in around line 2533 by compiler to allow use of registers in GMMA in function 'k'" \
+  "$launcher" "$work/fake_nvcc" -c f.cu -o "$work/f.o" 2>/dev/null; rc=$?
+check "C7519 fails the compile" 1 $rc
+
+MSG="ptxas info    : (C7512) something not about wgmma" "$launcher" "$work/fake_nvcc" -c g.cu -o "$work/g.o" 2>/dev/null; rc=$?
+check "another C75xx message passes" 0 $rc
 
 MSG="ptxas info    : Used 128 registers" "$launcher" "$work/fake_nvcc" -c c.cu -o "$work/c.o" 2>"$work/err"; rc=$?
 check "a clean compile passes" 0 $rc

@@ -1,14 +1,16 @@
 // Parameter block and workspace of the chunked backward family (kernels/cuda/backward/).
 //
-// The backward runs in four launches after the forward's chunk table and prepare kernel
+// The backward runs in these launches after the forward's chunk table and prepare kernel
 // (gamma, the 16-bit gated inverse T):
 //   1. the forward recompute: the column-warp fused chunk loop (in CP segments: the config's,
 //      else the launch plan's recompute_cp_chunks) writes each chunk's start state S^T,
 //      16-bit, and no output;
-//   2. the reverse chain's dS-independent inputs (chain_inputs.cu), parallel over (chunk,
-//      v-head), then the reverse state-gradient chain (dstate_chain.cuh), serial over a
-//      sequence's (or CP segment's) chunks, one CTA per (sequence, v-head, V-block) with dS in
-//      registers: each chunk's end-state gradient dS', dV_new and dv;
+//   2. the reverse state-gradient chain, serial over a sequence's (or CP segment's) chunks,
+//      one CTA per (sequence, v-head, V-block) with dS in registers: each chunk's end-state
+//      gradient dS', dV_new and dv. The cooperative roles' chain (dstate_chain.cuh) takes its
+//      dS-independent inputs from a launch before it (chain_inputs.cu, parallel over (chunk,
+//      v-head)); the column-warp roles' (dstate_chain_wg.cuh) forms them in a warpgroup of
+//      its own;
 //   3. the local gradients (local_grads.cu), parallel over (chunk, group of value heads): one
 //      CTA walks the launch plan's local_heads value heads of one q/k head in order, summing
 //      their dq, dk (dg with its reverse chunk-local cumsum fused, dbeta per head);
@@ -18,8 +20,9 @@
 //   states16  [max_chunks, Hv, V, K] 16-bit  S^T at each chunk's start (transposed: the
 //                                             column-warp loop's register layout)
 //   dstate16  [max_chunks, Hv, K, V] 16-bit  dS' at each chunk's end
-//   dvin16    [Ttot, Hv, V]          16-bit  scale P^T dO (the chain's input)
-//   xq16      [max_chunks, Hv, K, V] 16-bit  scale Q^T diag(e) dO (the chain's input)
+//   dvin16    [Ttot, Hv, V]          16-bit  scale P^T dO (the cooperative chain's input)
+//   xq16      [max_chunks, Hv, K, V] 16-bit  scale Q^T diag(e) dO (the cooperative chain's
+//                                             input)
 //   dvnew16   [Ttot, Hv, V]          16-bit  gradient of V_new, and dvnew16_lo its rounding
 //                                             residual (split precision for dAg)
 //   dq_h, dk_h [Ttot, Hv / local_heads, K] fp32  partial dq, dk per group of local_heads value
@@ -49,8 +52,8 @@ struct ChainParams {
   Dims d;
   const void* k;
   const void* beta;
-  const uint16_t* dvin16;  // scale P^T dO   [Ttot, Hv, V]      (chain_inputs.cuh)
-  const uint16_t* xq16;    // scale Q^T diag(e) dO [chunk, Hv, K, V]
+  const uint16_t* dvin16;  // scale P^T dO   [Ttot, Hv, V]      (chain_inputs.cuh; the
+  const uint16_t* xq16;    // scale Q^T diag(e) dO [chunk, Hv, K, V]  cooperative chain's)
   const float* dht;  // optional
   float* dh0;        // optional
   void* dv;          // output: dv = dW' (input dtype)
@@ -74,11 +77,12 @@ struct ChainParams {
   float* transfer;
   const float* starts;
   bool transition;
-  // The wgmma chain's TMA loads (dstate_chain_wg.cuh; column-warp roles only): k as
-  // [Ttot, Hk, K] and dvin16 as [Ttot, Hv, V] in 64-token x 64-column boxes, t16 (row-major)
-  // as [chunk x Hv x 64, 64] and xq16 as [chunk x Hv x K, V] 2-D views, all landing 128-byte
-  // swizzled; e, f, beta per (chunk, v-head) from the prepare kernel, [chunk, Hv, 3, 64].
-  CUtensorMap tmap_k, tmap_t, tmap_dvin, tmap_xq;
+  // The wgmma chain's TMA loads (dstate_chain_wg.cuh; column-warp roles only): k and q as
+  // [Ttot, Hk, K] and dO as [Ttot, Hv, V] in 64-token x 64-column boxes, t16 (row-major) as a
+  // [chunk x Hv x 64, 64] 2-D view, all landing 128-byte swizzled; e, f, beta per (chunk,
+  // v-head) from the prepare kernel, [chunk, Hv, 3, 64]. That chain forms dVin and Xq itself:
+  // dvin16 and xq16 are the cooperative chain's.
+  CUtensorMap tmap_k, tmap_q, tmap_t, tmap_do;
   const float* gate_ef;
 };
 

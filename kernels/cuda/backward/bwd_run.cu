@@ -59,8 +59,10 @@ BwdWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig
   w.dstate16 = c.take<uint16_t>(chunk_heads * kK * kV);
   w.dvnew16 = c.take<uint16_t>(d.Ttot * d.Hv * kV);
   w.dvnew16_lo = c.take<uint16_t>(d.Ttot * d.Hv * kV);
-  w.dvin16 = c.take<uint16_t>(d.Ttot * d.Hv * kV);
-  w.xq16 = c.take<uint16_t>(chunk_heads * kK * kV);
+  if (config.roles != WarpRoles::ColumnWarps) {  // the wgmma chain forms them in shared memory
+    w.dvin16 = c.take<uint16_t>(d.Ttot * d.Hv * kV);
+    w.xq16 = c.take<uint16_t>(chunk_heads * kK * kV);
+  }
   w.dq_h = c.take<float>(d.Ttot * d.Hv * kK);
   w.dk_h = c.take<float>(d.Ttot * d.Hv * kK);
   c.used = std::max(c.used, segments.used);
@@ -153,17 +155,21 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     err = fused::launch_chunk_loop_cw<kRecomputeBlockV>(
         fp, static_cast<unsigned>(rcp > 0 ? rcp_segs : d.num_seqs), s);
 
-  // 2. The reverse chain's inputs, then the chain: dS' per chunk, dV_new, dv, dh0.
-  ChainInputsParams ip{};
-  ip.d = d;
-  ip.q = a.q;
-  ip.k = a.k;
-  ip.d_o = a.d_o;
-  ip.table = w.table;
-  ip.gcum = w.gcum;
-  ip.dvin16 = w.dvin16;
-  ip.xq16 = w.xq16;
-  if (err == cudaSuccess) err = launch_chain_inputs(ip, s);
+  // 2. The reverse chain: dS' per chunk, dV_new, dv, dh0. The cooperative chain's inputs come
+  //    from a launch before it; the wgmma chain forms them itself.
+  const bool wg_chain = c.roles == WarpRoles::ColumnWarps;
+  if (!wg_chain) {
+    ChainInputsParams ip{};
+    ip.d = d;
+    ip.q = a.q;
+    ip.k = a.k;
+    ip.d_o = a.d_o;
+    ip.table = w.table;
+    ip.gcum = w.gcum;
+    ip.dvin16 = w.dvin16;
+    ip.xq16 = w.xq16;
+    if (err == cudaSuccess) err = launch_chain_inputs(ip, s);
+  }
   ChainParams cp_params{};
   cp_params.d = d;
   cp_params.k = a.k;
@@ -180,18 +186,16 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   cp_params.dstate16 = w.dstate16;
   cp_params.dvnew16 = w.dvnew16;
   cp_params.dvnew16_lo = w.dvnew16_lo;
-  if (c.roles == WarpRoles::ColumnWarps && err == cudaSuccess && d.Ttot > 0) {
-    // The wgmma chain's TMA views (ChainParams): k as the recompute reads it; T row-major,
-    // 64-row boxes; dVin in token tiles; Xq in 128-row boxes.
+  if (wg_chain && err == cudaSuccess && d.Ttot > 0) {
+    // The wgmma chain's TMA views (ChainParams): k and q as the recompute reads them; T
+    // row-major, 64-row boxes; dO in token tiles.
     cp_params.tmap_k = fp.tmap_k;
+    cp_params.tmap_q = fp.tmap_q;
     cp_params.gate_ef = w.gate_ef;
     err = fused::encode_rows16_map(&cp_params.tmap_t, w.t16_rows, d.max_chunks * d.Hv * kC, kC,
                                    kC, d.in_bf16);
     if (err == cudaSuccess)
-      err = fused::encode_token_tile_map(&cp_params.tmap_dvin, w.dvin16, d.Hv, d.Ttot, d.in_bf16);
-    if (err == cudaSuccess)
-      err = fused::encode_rows16_map(&cp_params.tmap_xq, w.xq16, d.max_chunks * d.Hv * kK, kV, kK,
-                                     d.in_bf16);
+      err = fused::encode_token_tile_map(&cp_params.tmap_do, a.d_o, d.Hv, d.Ttot, d.in_bf16);
   }
   if (cp == 0) {
     if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.roles, c.block_v, d.num_seqs, kV, s);

@@ -45,12 +45,12 @@ class BackwardVariant final : public Variant {
     if (!built.ok) return built;
     const Implementable support = check_problem_support(p, "chunked backward");
     if (!support.ok || config_.roles != WarpRoles::ColumnWarps) return support;
-    // The wgmma chain's TMA loads address the Xq workspace by a signed 32-bit row,
-    // chunk x Hv x 128 (dstate_chain_wg.cuh).
+    // The wgmma chain's TMA loads address the T workspace by a signed 32-bit row,
+    // chunk x Hv x 64 (dstate_chain_wg.cuh).
     const staged::Dims d = staged::make_dims(p);
-    if (d.max_chunks * int64_t(d.Hv) * 128 > int64_t(INT32_MAX))
-      return {false, "chunked backward (wgmma chain): chunks x h_v x 128 = " +
-                         std::to_string(d.max_chunks * int64_t(d.Hv) * 128) +
+    if (d.max_chunks * int64_t(d.Hv) * 64 > int64_t(INT32_MAX))
+      return {false, "chunked backward (wgmma chain): chunks x h_v x 64 = " +
+                         std::to_string(d.max_chunks * int64_t(d.Hv) * 64) +
                          " exceeds the TMA row range 2^31 - 1; use a cooperative-roles variant"};
     return support;
   }

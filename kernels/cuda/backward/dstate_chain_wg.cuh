@@ -1,20 +1,33 @@
 // The reverse state-gradient chain on wgmma with TMA loads (the chunked backward's
 // ColumnWarps roles): the chunk step of dstate_chain.cuh with its three dependent products
-// issued as warpgroup products, both operands in shared memory, and its inputs brought in by a
-// producer warp, so that the math warps issue only the chain's own instructions (the mma.sync
-// chain spends most of a step issuing its cp.async address arithmetic and waiting on it: ncu,
-// 2/4 heads, 1 x 32768, 0.27 issued warps per scheduler, fixed-latency waits the top stall).
-// One CTA of 288 threads per (sequence or CP segment, v-head, 64-column V-block): warps 0-7
-// are two math warpgroups, each the whole chain of 32 of the block's columns (the chain never
-// mixes columns, so the two share only the loaded tiles and never wait for each other), warp 8
-// the producer (one thread issues every TMA copy of a 2-stage ring as the math warps release
-// its stages; mbarriers full and empty). A warpgroup's dS (128 x 32, fp32) lives in the
-// accumulators of two m64n32 products: half mi holds state rows 64 mi .. + 63, warp w of the
-// warpgroup its rows 64 mi + 16 w + g (+ 8), columns 8 j + 2 t (+ 1). Two warpgroups of 32
-// columns rather than one of 64 halve each thread's epilogue work, which with the stores is
-// most of a step's instructions. Per chunk (e, f, beta from
-// the prepare kernel's gate_ef; dVin = scale P^T dO and Xq = scale Q^T diag(e) dO from
-// chain_inputs.cu):
+// issued as warpgroup products, both operands in shared memory, its inputs brought in by a
+// producer and the products that do not depend on dS formed beside the chain by a warpgroup of
+// their own, so that the chain's warps issue only the chain's instructions (the mma.sync chain
+// spends most of a step issuing its cp.async address arithmetic and waiting on it: ncu, 2/4
+// heads, 1 x 32768, 0.27 issued warps per scheduler, fixed-latency waits the top stall).
+// One CTA of 512 threads per (sequence or CP segment, v-head, 64-column V-block):
+//   warpgroups 0, 1  the chain, each for 32 of the block's columns (the chain never mixes
+//                    columns, so the two share only the loaded tiles and never wait for each
+//                    other); 168 registers (setmaxnreg);
+//   warpgroup 2      the inputs: per chunk, where dO enters, dVin = scale P^T dO (64 x 64) and
+//                    Xq = scale Q^T diag(e) dO (128 x 64) into the stage's 16-bit tiles, and
+//                    the zeroing of rows past a chunk's end; 152 registers;
+//   warpgroup 3      the producer: one thread issues every TMA copy of a 2-stage ring as the
+//                    other warpgroups release its stages; 24 registers.
+// mbarriers per stage: full (TMA transactions), inputs (warpgroup 2's four warps), empty
+// (the chain's eight warps and warpgroup 2's four). The inputs run up to the ring's depth ahead
+// of the chain, and with them in the kernel the backward writes and reads back no dVin or Xq
+// (48 KB per (chunk, v-head, V-block) through HBM, and a launch, before: chain_inputs.cu, which
+// the cooperative chain still uses, with the same products and roundings).
+// A chain warpgroup's dS (128 x 32, fp32) lives in the accumulators of two m64n32 products:
+// half mi holds state rows 64 mi .. + 63, warp w of the warpgroup its rows 64 mi + 16 w + g
+// (+ 8), columns 8 j + 2 t (+ 1). Two warpgroups of 32 columns rather than one of 64 halve
+// each thread's epilogue work, which with the stores is most of a step's instructions. Per
+// chunk (e, f, beta from the prepare kernel's gate_ef):
+//   0. (inputs) P^T = K Q^T o Gam^T, anti-causal (64 x 64, depth 128: A = k, B = q, both
+//      K-major), gated and packed in registers; dVin = scale P^T dO (depth 64: A registers,
+//      B = dO, MN-major); E = scale diag(e) dO -> 16-bit tile; Xq = Q^T E, two m64 halves
+//      (depth 64: A = Q^T, q's tile M-major, B = E)
 //   1. dS' = dS -> 16-bit tile (the next two products' B operand) and to dstate16
 //   2. Y = K dS'            64 x 32, depth 128: A = k (K-major), B = dS' (MN-major)
 //      dVn = dVin + diag(f) Y -> dvnew16 (+ its residual in short chunks), 16-bit tile
@@ -22,8 +35,9 @@
 //      dW' = diag(beta) W -> dv;  Edw = -diag(e) dW' -> 16-bit tile
 //   4. dS = e_last dS + Xq + K^T Edw   two m64 halves, depth 64: A = K^T (k's tile, M-major,
 //      64-column half mi), B = Edw
-// The same roundings as the mma.sync chain (16-bit dS', dVn, Edw; fp32 sums; e and f the same
-// expf of the same gamma), so the two agree to the fp32 summation order.
+// The same roundings as the mma.sync chain and chain_inputs.cu (16-bit P^T, E, dVin, Xq, dS',
+// dVn, Edw; fp32 sums; e and f the same expf of the same gamma), so the two agree to the fp32
+// summation order.
 #pragma once
 
 #include "arch/named_barrier.cuh"
@@ -34,34 +48,50 @@
 
 namespace gdn::bwd {
 
-inline constexpr int kChainWgGroups = 2;                          // math warpgroups
+inline constexpr int kChainWgGroups = 2;                          // chain warpgroups
 inline constexpr int kChainWgMathThreads = 128 * kChainWgGroups;
-inline constexpr int kChainWgThreads = kChainWgMathThreads + 32;  // and the producer warp
-inline constexpr int kChainWgBarrier = 1;  // named barriers 1, 2: one per math warpgroup
+inline constexpr int kChainWgInputsGroup = kChainWgGroups;        // warpgroup 2
+inline constexpr int kChainWgProducerGroup = kChainWgGroups + 1;  // warpgroup 3
+inline constexpr int kChainWgThreads = 128 * (kChainWgGroups + 2);
+inline constexpr int kChainWgBarrier = 1;  // named barriers 1, 2: one per chain warpgroup
+inline constexpr int kChainWgInputsBarrier = kChainWgBarrier + kChainWgGroups;  // 3
 inline constexpr int kChainWgCols = kChainWgBV / kChainWgGroups;  // a warpgroup's: m64n32
+// Registers per thread after setmaxnreg: 128 x (24 + 2 x 168 + 152) = 65,536.
+inline constexpr int kChainWgProducerRegs = 24;
+inline constexpr int kChainWgChainRegs = 168;
+inline constexpr int kChainWgInputsRegs = 152;
+static_assert(128 * (kChainWgProducerRegs + kChainWgGroups * kChainWgChainRegs + kChainWgInputsRegs) <=
+                  65536,
+              "the register file of one CTA per SM");
 
 // Shared memory: every 16-bit tile is a fused::WgTile16 (128-byte swizzle) at a 1024-byte
-// aligned offset. Per ring stage: k (64 x 128, two 64-column halves, 16 KB), T (64 x 64,
-// 8 KB), dVin (64 x 64, 8 KB), Xq (128 x 64, 16 KB), e, f, beta (3 x 64 fp32 in 1 KB). Then
-// each warpgroup's chain tiles dS' (128 x 32, 16 KB), dVn and Edw (64 x 32, 8 KB each; the
-// 32 columns at the start of each 128-byte row, so that every product's B operand starts on
-// an atom), and the mbarriers. 163 KB: one CTA per SM.
+// aligned offset. Per ring stage: k and q (64 x 128, two 64-column halves, 16 KB each), T
+// (64 x 64, 8 KB), the dO block (64 x 64, 8 KB), the inputs' dVin (64 x 64, 8 KB) and Xq
+// (128 x 64, 16 KB), e, f, beta and gamma (4 x 64 fp32 in 1 KB). Then each chain warpgroup's
+// tiles dS' (128 x 32, 16 KB), dVn and Edw (64 x 32, 8 KB each; the 32 columns at the start of
+// each 128-byte row, so that every product's B operand starts on an atom), the inputs' E
+// (64 x 64, 8 KB) and the mbarriers. 219 KB: one CTA per SM.
 struct ChainWgSmem {
   static constexpr size_t kKBytes = size_t(kC) * kK * 2;
   static constexpr size_t kTBytes = size_t(kC) * 64 * 2;
   static constexpr size_t kVBytes = size_t(kC) * 64 * 2;
   static constexpr size_t kStateBytes = size_t(kK) * 64 * 2;
-  static constexpr size_t kGateBytes = 3 * kC * 4;
-  static constexpr size_t kStageBytes = kKBytes + kTBytes + kVBytes + kStateBytes + 1024;
+  static constexpr size_t kGateBytes = 3 * kC * 4;  // e, f, beta: the bulk copy; gamma after
+  // Offsets within a stage.
+  static constexpr size_t kQ = kKBytes, kT = 2 * kKBytes, kDo = kT + kTBytes, kDvin = kDo + kVBytes,
+                          kXq = kDvin + kVBytes, kGate = kXq + kStateBytes;
+  static constexpr size_t kStageBytes = kGate + 1024;
   static constexpr size_t kChainOffset = kChainStages * kStageBytes;
   static constexpr size_t kGroupBytes = kStateBytes + 2 * kVBytes;  // one warpgroup's tiles
-  static constexpr size_t kBarrierOffset = kChainOffset + kChainWgGroups * kGroupBytes;
-  static constexpr size_t bytes() { return kBarrierOffset + 4 * sizeof(uint64_t); }
-  static_assert(kStageBytes % 1024 == 0 && kChainOffset % 1024 == 0 && kGateBytes <= 1024,
+  static constexpr size_t kEOffset = kChainOffset + kChainWgGroups * kGroupBytes;
+  static constexpr size_t kBarrierOffset = kEOffset + kVBytes;
+  static constexpr int kBarriers = 3 * kChainStages;
+  static constexpr size_t bytes() { return kBarrierOffset + kBarriers * sizeof(uint64_t); }
+  static_assert(kStageBytes % 1024 == 0 && kChainOffset % 1024 == 0 && kGateBytes + kC * 4 <= 1024,
                 "wgmma operand tiles start on 1024-byte boundaries");
-  // Transaction bytes of one stage: k, T, e/f/beta, and dVin and Xq where dO enters.
+  // Transaction bytes of one stage: k, T, e/f/beta, and q and the dO block where dO enters.
   static constexpr uint32_t tx_bytes(bool with_do) {
-    return uint32_t(kKBytes + kTBytes + kGateBytes + (with_do ? kVBytes + kStateBytes : 0));
+    return uint32_t(kKBytes + kTBytes + kGateBytes + (with_do ? kKBytes + kVBytes : 0));
   }
 
   char* base;
@@ -70,15 +100,13 @@ struct ChainWgSmem {
     return {reinterpret_cast<uint16_t*>(at), rows};
   }
   __device__ __forceinline__ fused::WgTile16 k(int s) const { return tile(stage(s), kC); }
-  __device__ __forceinline__ fused::WgTile16 t(int s) const { return tile(stage(s) + kKBytes, kC); }
-  __device__ __forceinline__ fused::WgTile16 dvin(int s) const {
-    return tile(stage(s) + kKBytes + kTBytes, kC);
-  }
-  __device__ __forceinline__ fused::WgTile16 xq(int s) const {
-    return tile(stage(s) + kKBytes + kTBytes + kVBytes, kK);
-  }
-  __device__ __forceinline__ float* ef(int s) const {  // e, f, beta: 64 each
-    return reinterpret_cast<float*>(stage(s) + kKBytes + kTBytes + kVBytes + kStateBytes);
+  __device__ __forceinline__ fused::WgTile16 q(int s) const { return tile(stage(s) + kQ, kC); }
+  __device__ __forceinline__ fused::WgTile16 t(int s) const { return tile(stage(s) + kT, kC); }
+  __device__ __forceinline__ fused::WgTile16 d_o(int s) const { return tile(stage(s) + kDo, kC); }
+  __device__ __forceinline__ fused::WgTile16 dvin(int s) const { return tile(stage(s) + kDvin, kC); }
+  __device__ __forceinline__ fused::WgTile16 xq(int s) const { return tile(stage(s) + kXq, kK); }
+  __device__ __forceinline__ float* ef(int s) const {  // e, f, beta, gamma: 64 each
+    return reinterpret_cast<float*>(stage(s) + kGate);
   }
   __device__ __forceinline__ char* group(int wg) const { return base + kChainOffset + wg * kGroupBytes; }
   __device__ __forceinline__ fused::WgTile16 ds16(int wg) const { return tile(group(wg), kK); }
@@ -88,19 +116,20 @@ struct ChainWgSmem {
   __device__ __forceinline__ fused::WgTile16 e_dw(int wg) const {
     return tile(group(wg) + kStateBytes + kVBytes, kC);
   }
-  __device__ __forceinline__ uint64_t* full(int s) const {
-    return reinterpret_cast<uint64_t*>(base + kBarrierOffset) + s;
+  __device__ __forceinline__ fused::WgTile16 e_do() const { return tile(base + kEOffset, kC); }
+  __device__ __forceinline__ uint64_t* bar(int i) const {
+    return reinterpret_cast<uint64_t*>(base + kBarrierOffset) + i;
   }
-  __device__ __forceinline__ uint64_t* empty(int s) const {
-    return reinterpret_cast<uint64_t*>(base + kBarrierOffset) + 2 + s;
-  }
+  __device__ __forceinline__ uint64_t* full(int s) const { return bar(s); }
+  __device__ __forceinline__ uint64_t* inputs(int s) const { return bar(kChainStages + s); }
+  __device__ __forceinline__ uint64_t* empty(int s) const { return bar(2 * kChainStages + s); }
 };
 
 // The producer thread: chunk n of the segment (walked from its last chunk) into ring stage
-// n % 2 once the math warps have released that stage's previous chunk (n - 2): k (two 64-column
-// halves of the q/k head), T, e/f/beta, and where dO enters (not the M columns of CP pass 1)
-// the dVin and Xq blocks. Rows past a chunk's end arrive with the next sequence's tokens; the
-// math warps zero them.
+// n % 2 once the chain and the inputs have released that stage's previous chunk (n - 2): k
+// (two 64-column halves of the q/k head), T, e/f/beta, and where dO enters (not the M columns
+// of CP pass 1) q and the dO block. Rows past a chunk's end arrive with the next sequence's
+// tokens; the inputs warpgroup zeroes them.
 __device__ __forceinline__ void produce_chain_chunks(const ChainParams& p, const ChainWgSmem& sm,
                                                      int64_t first, int64_t last, int h, int v0,
                                                      bool with_do) {
@@ -121,22 +150,25 @@ __device__ __forceinline__ void produce_chain_chunks(const ChainParams& p, const
     fused::bulk_load(sm.ef(b), p.gate_ef + int64_t(pair) * (3 * kC),
                      uint32_t(ChainWgSmem::kGateBytes), bar);
     if (with_do) {
-      fused::tma_load_3d(sm.dvin(b).p, &p.tmap_dvin, v0, h, tok, bar);
-      fused::tma_load_2d(sm.xq(b).p, &p.tmap_xq, v0, pair * kK, bar);
+      fused::tma_load_3d(sm.q(b).p, &p.tmap_q, 0, hk, tok, bar);
+      fused::tma_load_3d(sm.q(b).at(0, 64), &p.tmap_q, 64, hk, tok, bar);
+      fused::tma_load_3d(sm.d_o(b).p, &p.tmap_do, v0, h, tok, bar);
     }
   }
 }
 
-// Zeroes rows [len, 64) of stage s's k halves and dVin (a chunk that ends its sequence early:
-// the tokens there belong to the next sequence). Whole 128-byte rows: the swizzle keeps a row's
-// bytes within the row. Each warpgroup zeroes them all (tid: its thread, 0 .. 127) and waits at
-// its own barrier only: the other's writes are the same zeros.
+// Zeroes rows [len, 64) of stage s's k halves and, where dO enters, q's halves and the dO block
+// (a chunk that ends its sequence early: the tokens there belong to the next sequence). Whole
+// 128-byte rows: the swizzle keeps a row's bytes within the row. tid: the inputs warpgroup's
+// thread, 0 .. 127.
 __device__ __forceinline__ void zero_chain_rows_past_end(const ChainWgSmem& sm, int s, int len,
                                                          bool with_do, int tid) {
-  const int rows = kC - len, tiles = with_do ? 3 : 2;
+  const int rows = kC - len, tiles = with_do ? 5 : 2;
   for (int u = tid; u < tiles * rows * 8; u += 128) {
     const int tile = u / (rows * 8), r = len + (u / 8) % rows, c = u % 8;
-    uint16_t* base = tile == 0 ? sm.k(s).p : tile == 1 ? sm.k(s).at(0, 64) : sm.dvin(s).p;
+    uint16_t* base = tile < 2   ? sm.k(s).at(0, 64 * tile)
+                     : tile < 4 ? sm.q(s).at(0, 64 * (tile - 2))
+                                : sm.d_o(s).p;
     *reinterpret_cast<uint4*>(base + r * 64 + 8 * c) = make_uint4(0, 0, 0, 0);
   }
 }
@@ -146,6 +178,133 @@ __device__ __forceinline__ void zero_chain_rows_past_end(const ChainWgSmem& sm, 
 __device__ __forceinline__ void chain_wg_publish(int wg) {
   fused::fence_proxy_async_shared();
   fused::named_sync(kChainWgBarrier + wg, 128);
+}
+
+// Warpgroup 2: per chunk of the segment, once its stage has landed, the rows past a short
+// chunk's end zeroed (in every stage: the chain reads k) and, where dO enters, dVin and Xq
+// formed into the stage's tiles (step 0 above); then the stage's inputs barrier. tid: 0 .. 127.
+template <class Elem>
+__device__ __forceinline__ void chain_inputs_wg(const ChainParams& p, const ChainWgSmem& sm,
+                                                int64_t first, int64_t last, int h, bool with_do,
+                                                int tid) {
+  using Ops = fused::ElemOps<Elem>;
+  const Dims& d = p.d;
+  const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int ra = 16 * warp + g, rb = ra + 8;  // this thread's rows of the 64-row products
+  const fused::WgTile16 sE = sm.e_do();
+  const auto nk_step = [](int kk) -> uint64_t {  // K-major 64 x 128 tile: halves 8 KB apart
+    return uint64_t((kk / 4) * (kC * 128) + (kk % 4) * 32) / 16;
+  };
+  constexpr uint64_t kRowStep16 = 16 * 128 / 16;  // MN-major: 16 rows of 128 bytes
+  // gamma of row tid (< 64) of the next chunk, read a chunk ahead (rows past a chunk's end
+  // repeat its last row's, as chain_inputs.cu's); [Ttot, Hv] has no TMA box per head.
+  const auto gamma_of = [&](int64_t c) {
+    const ChunkInfo ci = p.table[c];
+    const int r = tid < ci.len ? tid : static_cast<int>(ci.len) - 1;
+    return tid < kC ? p.gcum[(ci.tok_begin + r) * d.Hv + h] : 0.f;
+  };
+  float gam_next = with_do && last > first ? gamma_of(last - 1) : 0.f;
+  for (int64_t c = last - 1; c >= first; --c) {
+    const int it = static_cast<int>(last - 1 - c), s = it % kChainStages;
+    const int len = static_cast<int>(p.table[c].len);
+    float* const gam = sm.ef(s) + 3 * kC;
+    if (with_do && tid < kC) gam[tid] = gam_next;
+    if (with_do && c - 1 >= first) gam_next = gamma_of(c - 1);
+    fused::mbarrier_wait_parity(sm.full(s), static_cast<uint32_t>((it / 2) % 2));
+    if (len < kC) zero_chain_rows_past_end(sm, s, len, with_do, tid);
+    fused::fence_proxy_async_shared();
+    fused::named_sync(kChainWgInputsBarrier, 128);  // rows zeroed, gamma in place
+    if (with_do) {
+      const fused::WgTile16 sK = sm.k(s), sQ = sm.q(s), sO = sm.d_o(s);
+      // P^T = K Q^T (64 x 64, depth 128); meanwhile E = scale diag(e) dO -> its tile.
+      float PT[8][4] = {};
+      const uint64_t d_k = sK.desc_nk(0, 0), d_q = sQ.desc_nk(0, 0);
+      fused::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kK / 16; ++kk)
+        fused::wgmma_ss<8, Elem, false, false>(PT, d_k + nk_step(kk), d_q + nk_step(kk), true);
+      fused::wgmma_commit();
+      const float* ev = sm.ef(s);
+#pragma unroll
+      for (int u = tid; u < kC * 8; u += 128) {  // 16-byte groups: E and dO share the layout
+        const int r = u / 8;
+        const float w = d.scale * ev[r];
+        const uint4 o = reinterpret_cast<const uint4*>(sO.p)[u];
+        const uint32_t in[4] = {o.x, o.y, o.z, o.w};
+        uint32_t out[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float2 x = Ops::unpack(in[e]);
+          out[e] = Ops::pack(w * x.x, w * x.y);
+        }
+        reinterpret_cast<uint4*>(sE.p)[u] = make_uint4(out[0], out[1], out[2], out[3]);
+      }
+      fused::wgmma_wait<0>();
+      fused::fence_accumulators(PT);
+      // P^T[i][j] = (k_i . q_j) exp(gamma_j - gamma_i) for j >= i, else 0; packed as the A
+      // fragments of depth j (an m16n8 C fragment pair is an m16k16 A fragment).
+      const float ga = gam[ra], gb = gam[rb];
+      uint32_t pa[kC / 16][4];
+#pragma unroll
+      for (int kk = 0; kk < kC / 16; ++kk)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int nj = 2 * kk + half, j0 = 8 * nj + 2 * t;
+          const float gj0 = gam[j0], gj1 = gam[j0 + 1];
+          const float x0 = j0 >= ra ? PT[nj][0] * expf(gj0 - ga) : 0.f;
+          const float x1 = j0 + 1 >= ra ? PT[nj][1] * expf(gj1 - ga) : 0.f;
+          const float x2 = j0 >= rb ? PT[nj][2] * expf(gj0 - gb) : 0.f;
+          const float x3 = j0 + 1 >= rb ? PT[nj][3] * expf(gj1 - gb) : 0.f;
+          pa[kk][2 * half] = Ops::pack(x0, x1);
+          pa[kk][2 * half + 1] = Ops::pack(x2, x3);
+        }
+      fused::fence_proxy_async_shared();
+      fused::named_sync(kChainWgInputsBarrier, 128);  // E complete
+      // dVin = P^T dO (depth 64, A from registers) and Xq = Q^T E (two m64 halves, depth 64).
+      float DV[8][4], XQ[2][8][4];  // the first depth step overwrites
+      const uint64_t d_o = sO.desc_kn(0, 0), d_e = sE.desc_kn(0, 0);
+      const uint64_t d_qt[2] = {sQ.desc_kn(0, 0), sQ.desc_kn(0, 64)};
+      fused::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kC / 16; ++kk)
+        fused::wgmma_m64n64k16<Elem, true>(DV, pa[kk], d_o + kk * kRowStep16, kk > 0);
+      fused::wgmma_commit();
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+        for (int kk = 0; kk < kC / 16; ++kk)
+          fused::wgmma_ss<8, Elem, true, true>(XQ[mi], d_qt[mi] + kk * kRowStep16,
+                                               d_e + kk * kRowStep16, kk > 0);
+      fused::wgmma_commit();
+      fused::wgmma_wait<1>();
+      fused::fence_accumulators(DV);
+      const fused::WgTile16 sDvin = sm.dvin(s), sXq = sm.xq(s);
+#pragma unroll
+      for (int nj = 0; nj < 8; ++nj) {
+        const int col = 8 * nj + 2 * t;
+        sDvin.pair(ra, col) = Ops::pack(d.scale * DV[nj][0], d.scale * DV[nj][1]);
+        sDvin.pair(rb, col) = Ops::pack(d.scale * DV[nj][2], d.scale * DV[nj][3]);
+      }
+      fused::wgmma_wait<0>();
+      fused::fence_accumulators(XQ[0]);
+      fused::fence_accumulators(XQ[1]);
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+        for (int nj = 0; nj < 8; ++nj) {
+          const int col = 8 * nj + 2 * t;
+          sXq.pair(64 * mi + ra, col) = Ops::pack(XQ[mi][nj][0], XQ[mi][nj][1]);
+          sXq.pair(64 * mi + rb, col) = Ops::pack(XQ[mi][nj][2], XQ[mi][nj][3]);
+        }
+    }
+    // This warp's reads of stage s are done and its writes made: the chain may read dVin, Xq
+    // and the zeroed rows; the producer may refill the stage once the chain has read it too.
+    __syncwarp();
+    if (lane == 0) {
+      fused::mbarrier_arrive(sm.inputs(s));
+      fused::mbarrier_arrive(sm.empty(s));
+    }
+  }
 }
 
 template <class Elem>
@@ -165,22 +324,29 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < kChainStages; ++s) {
       fused::mbarrier_init(sm.full(s), 1);
-      fused::mbarrier_init(sm.empty(s), kChainWgMathThreads / 32);  // every math warp
+      fused::mbarrier_init(sm.inputs(s), 4);  // the inputs warpgroup's warps
+      fused::mbarrier_init(sm.empty(s), kChainWgMathThreads / 32 + 4);  // and the chain's
     }
     fused::fence_mbarrier_init();
   }
-  __syncthreads();  // the last CTA-wide barrier: the producer warp leaves below
-  if (threadIdx.x >= kChainWgMathThreads) {
-    if (threadIdx.x == kChainWgMathThreads)
-      produce_chain_chunks(p, sm, first, last, h, v0, !m_part);
+  __syncthreads();  // the last CTA-wide barrier: the roles part below
+  const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;  // warpgroup, its thread
+  if (wg == kChainWgProducerGroup) {
+    fused::setmaxnreg_dec<kChainWgProducerRegs>();
+    if (tid == 0) produce_chain_chunks(p, sm, first, last, h, v0, !m_part);
     return;
   }
+  if (wg == kChainWgInputsGroup) {
+    fused::setmaxnreg_inc<kChainWgInputsRegs>();
+    chain_inputs_wg<Elem>(p, sm, first, last, h, !m_part, tid);
+    return;
+  }
+  fused::setmaxnreg_inc<kChainWgChainRegs>();
 
-  const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;  // warpgroup, its thread
   const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int wc = kChainWgCols * wg;  // the warpgroup's first column within the V-block
-  // The M columns of pass 1 have no dO: their dVin and Xq stay zero (never loaded; each
-  // warpgroup zeroes them all, as zero_chain_rows_past_end).
+  // The M columns of pass 1 have no dO: their dVin and Xq stay zero (never formed; each
+  // chain warpgroup zeroes them all and waits at its own barrier only: the same zeros).
   if (m_part) {
     for (int s = 0; s < kChainStages; ++s) {
       fused::zero_tile<128, ChainWgSmem::kVBytes>(sm.dvin(s).p, tid);
@@ -224,11 +390,9 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     const int it = static_cast<int>(last - 1 - c), s = it % kChainStages;
     const ChunkInfo ci = next;
     if (c - 1 >= first) next = p.table[c - 1];  // used next chunk: its latency hides here
+    // The stage's loads, then its inputs: dVin, Xq and the rows past a short chunk's end.
     fused::mbarrier_wait_parity(sm.full(s), static_cast<uint32_t>((it / 2) % 2));
-    if (ci.len < kC) {  // a sequence's last chunk, cut short (uniform over the CTA)
-      zero_chain_rows_past_end(sm, s, static_cast<int>(ci.len), !m_part, tid);
-      chain_wg_publish(wg);
-    }
+    fused::mbarrier_wait_parity(sm.inputs(s), static_cast<uint32_t>((it / 2) % 2));
     const fused::WgTile16 sK = sm.k(s), sT = sm.t(s);
     const uint32_t* const in_a = reinterpret_cast<const uint32_t*>(sm.dvin(s).p) + ra * 32;
     const uint32_t* const xq_a = reinterpret_cast<const uint32_t*>(sm.xq(s).p) + ra * 32;
@@ -240,18 +404,23 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
 
     // Every global store is issued while the next product runs, after the barrier that
     // publishes its operand: the stores stay off the chain's critical path.
-    // 1. dS' -> the 16-bit tile (rows 64 mi + ra and + 8: 2048 mi and 256 pairs further).
+    // 1. dS' -> the 16-bit tile (rows 64 mi + ra and + 8: 2048 mi and 256 pairs further), the
+    //    pairs kept for dstate16.
+    uint32_t ds_pairs[2][NT][2];
 #pragma unroll
     for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
       for (int nj = 0; nj < NT; ++nj) {
-        ds_a[2048 * mi + xo[nj]] = Ops::pack(S[mi][nj][0], S[mi][nj][1]);
-        ds_a[2048 * mi + 256 + xo[nj]] = Ops::pack(S[mi][nj][2], S[mi][nj][3]);
+        ds_pairs[mi][nj][0] = Ops::pack(S[mi][nj][0], S[mi][nj][1]);
+        ds_pairs[mi][nj][1] = Ops::pack(S[mi][nj][2], S[mi][nj][3]);
+        ds_a[2048 * mi + xo[nj]] = ds_pairs[mi][nj][0];
+        ds_a[2048 * mi + 256 + xo[nj]] = ds_pairs[mi][nj][1];
       }
     chain_wg_publish(wg);
 
-    // 2. Y = K dS' (64 x 32, depth 128); meanwhile dS' -> dstate16 and dS = e_last dS + Xq
-    //    (step 4's first half: dS is not read again before it).
+    // 2. Y = K dS' (64 x 32, depth 128); meanwhile dS' -> dstate16 from the kept pairs (dS
+    //    itself is not touched while a product is in flight: ptxas would make its reads wait for
+    //    the product, as it did for the former dS = e_last dS + Xq here).
     float Y[NT][4];
 #pragma unroll
     for (int nj = 0; nj < NT; ++nj) Y[nj][0] = Y[nj][1] = Y[nj][2] = Y[nj][3] = 0.f;
@@ -260,8 +429,7 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     for (int kk = 0; kk < kK / 16; ++kk)
       fused::wgmma_ss<NT, Elem, false, true>(Y, d_knk + nk_step(kk), d_ds + kk * kRowStep16, true);
     fused::wgmma_commit();
-    const float elast = ev[kC - 1];  // e of the chunk's last row (padded rows repeat it)
-    {
+    if (outputs) {
       // dstate16 [chunk, Hv, K, V]: this thread's pairs at row (64 mi + ra (+ 8)) x 64 + 4 nj.
       uint32_t* const dst = reinterpret_cast<uint32_t*>(p.dstate16 + (c * d.Hv + h) * int64_t(kK * kV) +
                                                         v0 + wc) + ra * (kV / 2) + t;
@@ -269,21 +437,26 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
       for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
         for (int nj = 0; nj < NT; ++nj) {
-          if (outputs) {
-            dst[mi * 64 * (kV / 2) + 4 * nj] = Ops::pack(S[mi][nj][0], S[mi][nj][1]);
-            dst[mi * 64 * (kV / 2) + 8 * (kV / 2) + 4 * nj] = Ops::pack(S[mi][nj][2], S[mi][nj][3]);
-          }
-          const float2 x0 = Ops::unpack(xq_a[2048 * mi + xs[nj]]);
-          const float2 x1 = Ops::unpack(xq_a[2048 * mi + 256 + xs[nj]]);
-          S[mi][nj][0] = fmaf(S[mi][nj][0], elast, x0.x);
-          S[mi][nj][1] = fmaf(S[mi][nj][1], elast, x0.y);
-          S[mi][nj][2] = fmaf(S[mi][nj][2], elast, x1.x);
-          S[mi][nj][3] = fmaf(S[mi][nj][3], elast, x1.y);
+          dst[mi * 64 * (kV / 2) + 4 * nj] = ds_pairs[mi][nj][0];
+          dst[mi * 64 * (kV / 2) + 8 * (kV / 2) + 4 * nj] = ds_pairs[mi][nj][1];
         }
     }
+    const float elast = ev[kC - 1];  // e of the chunk's last row (padded rows repeat it)
     const float fa = fv[ra], fb = fv[rb], ea = ev[ra], eb = ev[rb], ba = bv[ra], bb = bv[rb];
     fused::wgmma_wait<0>();
     fused::fence_accumulators(Y);
+    // dS = e_last dS + Xq: step 4's first half (dS is not read again before it).
+#pragma unroll
+    for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+      for (int nj = 0; nj < NT; ++nj) {
+        const float2 x0 = Ops::unpack(xq_a[2048 * mi + xs[nj]]);
+        const float2 x1 = Ops::unpack(xq_a[2048 * mi + 256 + xs[nj]]);
+        S[mi][nj][0] = fmaf(S[mi][nj][0], elast, x0.x);
+        S[mi][nj][1] = fmaf(S[mi][nj][1], elast, x0.y);
+        S[mi][nj][2] = fmaf(S[mi][nj][2], elast, x1.x);
+        S[mi][nj][3] = fmaf(S[mi][nj][3], elast, x1.y);
+      }
     // dVn = dVin + diag(f) Y -> the tile; the 16-bit pairs (and in a short chunk their rounding
     // residuals: the local kernel's dAg in split precision, bwd_params.cuh) kept for the stores.
     uint32_t dvn_a[NT], dvn_b[NT], lo_a[NT], lo_b[NT];
@@ -370,7 +543,7 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     fused::wgmma_wait<0>();
     fused::fence_accumulators(S[0]);
     fused::fence_accumulators(S[1]);
-    // Every read of stage s (k, T, dVin, Xq, e/f/beta) is done: the producer may refill it.
+    // This warp's reads of stage s (k, T, dVin, Xq, e/f/beta) are done.
     if (lane == 0) fused::mbarrier_arrive(sm.empty(s));
   }
 

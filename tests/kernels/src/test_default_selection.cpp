@@ -296,7 +296,7 @@ TEST(DefaultSelection, ChunkedBackwardPrefersTheWgmmaChainAndFollowsItsSweep) {
   for (int cp : {0, 8, 16, 32, 64, 128})
     variants.push_back({chain(32, cp, WarpRoles::Cooperative), resident(2, 128)});
   for (int cp : {0, 8, 16, 32, 64, 128})
-    variants.push_back({chain(64, cp, WarpRoles::ColumnWarps), resident(1, 288)});
+    variants.push_back({chain(64, cp, WarpRoles::ColumnWarps), resident(1, 512)});
   const Space space(variants);
   const auto name = [&](int cp) { return gdn::config_name(chain(64, cp, WarpRoles::ColumnWarps)); };
   // 16/32 heads, 1 x 32768: 64 chain CTAs along 512 chunks: unsplit (6.462 ms; the fastest,
