@@ -8,17 +8,22 @@
 // One CTA of 512 threads per (sequence or CP segment, v-head, 64-column V-block):
 //   warpgroups 0, 1  the chain, each for 32 of the block's columns (the chain never mixes
 //                    columns, so the two share only the loaded tiles and never wait for each
-//                    other); 168 registers (setmaxnreg);
+//                    other); 160 registers (setmaxnreg);
 //   warpgroup 2      the inputs: per chunk, where dO enters, dVin = scale P^T dO (64 x 64) and
-//                    Xq = scale Q^T diag(e) dO (128 x 64) into the stage's 16-bit tiles, and
-//                    the zeroing of rows past a chunk's end; 152 registers;
-//   warpgroup 3      the producer: one thread issues every TMA copy of a 2-stage ring as the
-//                    other warpgroups release its stages; 24 registers.
-// mbarriers per stage: full (TMA transactions), inputs (warpgroup 2's four warps), empty
-// (the chain's eight warps and warpgroup 2's four). The inputs run up to the ring's depth ahead
-// of the chain, and with them in the kernel the backward writes and reads back no dVin or Xq
-// (48 KB per (chunk, v-head, V-block) through HBM, and a launch, before: chain_inputs.cu, which
-// the cooperative chain still uses, with the same products and roundings).
+//                    Xq = scale Q^T diag(e) dO (128 x 64) as 16-bit tiles; 152 registers;
+//   warpgroup 3      the producer: warp 0's first thread issues the chain's TMA copies (k, T,
+//                    e/f/beta) into a 2-stage ring, warp 1's the inputs' (k, q, the dO
+//                    block, e/f/beta) into one buffer of their own; 40 registers (two
+//                    loops of TMA coordinates spill at 24).
+// The inputs do not wait for the chain's ring: they release their buffer as soon as their
+// products have read it and hand dVin and Xq over through a 2-slot ring of their own, so they
+// run up to two chunks ahead of the chain (sharing the chain's ring, they waited for the
+// chain's release of a stage, and the chain then waited for them: ncu, 2/4 heads, 1 x 32768,
+// the chain warps' top stall). mbarriers: the chain ring's full and empty, the inputs' full and
+// empty, the hand-over's ready and free. With the inputs in the kernel the backward writes and
+// reads back no dVin or Xq (48 KB per (chunk, v-head, V-block) through HBM, and a launch,
+// before: chain_inputs.cu, which the cooperative chain still uses, with the same products and
+// roundings).
 // A chain warpgroup's dS (128 x 32, fp32) lives in the accumulators of two m64n32 products:
 // half mi holds state rows 64 mi .. + 63, warp w of the warpgroup its rows 64 mi + 16 w + g
 // (+ 8), columns 8 j + 2 t (+ 1). Two warpgroups of 32 columns rather than one of 64 halve
@@ -56,58 +61,70 @@ inline constexpr int kChainWgThreads = 128 * (kChainWgGroups + 2);
 inline constexpr int kChainWgBarrier = 1;  // named barriers 1, 2: one per chain warpgroup
 inline constexpr int kChainWgInputsBarrier = kChainWgBarrier + kChainWgGroups;  // 3
 inline constexpr int kChainWgCols = kChainWgBV / kChainWgGroups;  // a warpgroup's: m64n32
-// Registers per thread after setmaxnreg: 128 x (24 + 2 x 168 + 152) = 65,536.
-inline constexpr int kChainWgProducerRegs = 24;
-inline constexpr int kChainWgChainRegs = 168;
+// Registers per thread after setmaxnreg: 128 x (40 + 2 x 160 + 152) = 65,536.
+inline constexpr int kChainWgProducerRegs = 40;
+inline constexpr int kChainWgChainRegs = 160;
 inline constexpr int kChainWgInputsRegs = 152;
 static_assert(128 * (kChainWgProducerRegs + kChainWgGroups * kChainWgChainRegs + kChainWgInputsRegs) <=
                   65536,
               "the register file of one CTA per SM");
 
 // Shared memory: every 16-bit tile is a fused::WgTile16 (128-byte swizzle) at a 1024-byte
-// aligned offset. Per ring stage: k and q (64 x 128, two 64-column halves, 16 KB each), T
-// (64 x 64, 8 KB), the dO block (64 x 64, 8 KB), the inputs' dVin (64 x 64, 8 KB) and Xq
-// (128 x 64, 16 KB), e, f, beta and gamma (4 x 64 fp32 in 1 KB). Then each chain warpgroup's
-// tiles dS' (128 x 32, 16 KB), dVn and Edw (64 x 32, 8 KB each; the 32 columns at the start of
-// each 128-byte row, so that every product's B operand starts on an atom), the inputs' E
-// (64 x 64, 8 KB) and the mbarriers. 219 KB: one CTA per SM.
+// aligned offset. Per chain ring stage: k (64 x 128, two 64-column halves, 16 KB), T (64 x 64,
+// 8 KB), e, f, beta (3 x 64 fp32 in 1 KB). The inputs' buffer: k and q (16 KB each), the dO
+// block (64 x 64, 8 KB), e, f, beta and gamma (4 x 64 fp32 in 1 KB). Per hand-over slot: dVin
+// (64 x 64, 8 KB) and Xq (128 x 64, 16 KB). Each chain warpgroup's tiles dS' (128 x 32, 16 KB),
+// dVn and Edw (64 x 32, 8 KB each; the 32 columns at the start of each 128-byte row, so that
+// every product's B operand starts on an atom); the inputs' E (64 x 64, 8 KB); the mbarriers.
+// 211 KB: one CTA per SM.
 struct ChainWgSmem {
   static constexpr size_t kKBytes = size_t(kC) * kK * 2;
   static constexpr size_t kTBytes = size_t(kC) * 64 * 2;
   static constexpr size_t kVBytes = size_t(kC) * 64 * 2;
   static constexpr size_t kStateBytes = size_t(kK) * 64 * 2;
   static constexpr size_t kGateBytes = 3 * kC * 4;  // e, f, beta: the bulk copy; gamma after
-  // Offsets within a stage.
-  static constexpr size_t kQ = kKBytes, kT = 2 * kKBytes, kDo = kT + kTBytes, kDvin = kDo + kVBytes,
-                          kXq = kDvin + kVBytes, kGate = kXq + kStateBytes;
-  static constexpr size_t kStageBytes = kGate + 1024;
-  static constexpr size_t kChainOffset = kChainStages * kStageBytes;
+  static constexpr size_t kStageBytes = kKBytes + kTBytes + 1024;        // chain ring
+  static constexpr size_t kInputsOffset = kChainStages * kStageBytes;    // inputs' buffer
+  static constexpr size_t kInputsBytes = 2 * kKBytes + kVBytes + 1024;
+  static constexpr size_t kSlotOffset = kInputsOffset + kInputsBytes;    // hand-over ring
+  static constexpr size_t kSlotBytes = kVBytes + kStateBytes;
+  static constexpr size_t kChainOffset = kSlotOffset + kChainStages * kSlotBytes;
   static constexpr size_t kGroupBytes = kStateBytes + 2 * kVBytes;  // one warpgroup's tiles
   static constexpr size_t kEOffset = kChainOffset + kChainWgGroups * kGroupBytes;
   static constexpr size_t kBarrierOffset = kEOffset + kVBytes;
-  static constexpr int kBarriers = 3 * kChainStages;
+  static constexpr int kBarriers = 4 * kChainStages + 2;
   static constexpr size_t bytes() { return kBarrierOffset + kBarriers * sizeof(uint64_t); }
-  static_assert(kStageBytes % 1024 == 0 && kChainOffset % 1024 == 0 && kGateBytes + kC * 4 <= 1024,
+  static_assert(kStageBytes % 1024 == 0 && kInputsBytes % 1024 == 0 && kSlotBytes % 1024 == 0 &&
+                    kGateBytes + kC * 4 <= 1024,
                 "wgmma operand tiles start on 1024-byte boundaries");
-  // Transaction bytes of one stage: k, T, e/f/beta, and q and the dO block where dO enters.
-  static constexpr uint32_t tx_bytes(bool with_do) {
-    return uint32_t(kKBytes + kTBytes + kGateBytes + (with_do ? kKBytes + kVBytes : 0));
-  }
+  // Transaction bytes: the chain's stage (k, T, e/f/beta) and the inputs' (k, q, dO, e/f/beta).
+  static constexpr uint32_t kStageTx = uint32_t(kKBytes + kTBytes + kGateBytes);
+  static constexpr uint32_t kInputsTx = uint32_t(2 * kKBytes + kVBytes + kGateBytes);
 
   char* base;
-  __device__ __forceinline__ char* stage(int s) const { return base + s * kStageBytes; }
   __device__ __forceinline__ fused::WgTile16 tile(char* at, int rows) const {
     return {reinterpret_cast<uint16_t*>(at), rows};
   }
+  // The chain ring.
+  __device__ __forceinline__ char* stage(int s) const { return base + s * kStageBytes; }
   __device__ __forceinline__ fused::WgTile16 k(int s) const { return tile(stage(s), kC); }
-  __device__ __forceinline__ fused::WgTile16 q(int s) const { return tile(stage(s) + kQ, kC); }
-  __device__ __forceinline__ fused::WgTile16 t(int s) const { return tile(stage(s) + kT, kC); }
-  __device__ __forceinline__ fused::WgTile16 d_o(int s) const { return tile(stage(s) + kDo, kC); }
-  __device__ __forceinline__ fused::WgTile16 dvin(int s) const { return tile(stage(s) + kDvin, kC); }
-  __device__ __forceinline__ fused::WgTile16 xq(int s) const { return tile(stage(s) + kXq, kK); }
-  __device__ __forceinline__ float* ef(int s) const {  // e, f, beta, gamma: 64 each
-    return reinterpret_cast<float*>(stage(s) + kGate);
+  __device__ __forceinline__ fused::WgTile16 t(int s) const { return tile(stage(s) + kKBytes, kC); }
+  __device__ __forceinline__ float* ef(int s) const {  // e, f, beta: 64 each
+    return reinterpret_cast<float*>(stage(s) + kKBytes + kTBytes);
   }
+  // The inputs' buffer.
+  __device__ __forceinline__ char* in() const { return base + kInputsOffset; }
+  __device__ __forceinline__ fused::WgTile16 in_k() const { return tile(in(), kC); }
+  __device__ __forceinline__ fused::WgTile16 in_q() const { return tile(in() + kKBytes, kC); }
+  __device__ __forceinline__ fused::WgTile16 in_do() const { return tile(in() + 2 * kKBytes, kC); }
+  __device__ __forceinline__ float* in_ef() const {  // e, f, beta, gamma: 64 each
+    return reinterpret_cast<float*>(in() + 2 * kKBytes + kVBytes);
+  }
+  // The hand-over ring.
+  __device__ __forceinline__ char* slot(int s) const { return base + kSlotOffset + s * kSlotBytes; }
+  __device__ __forceinline__ fused::WgTile16 dvin(int s) const { return tile(slot(s), kC); }
+  __device__ __forceinline__ fused::WgTile16 xq(int s) const { return tile(slot(s) + kVBytes, kK); }
+  // The chain warpgroups' tiles and the inputs' E.
   __device__ __forceinline__ char* group(int wg) const { return base + kChainOffset + wg * kGroupBytes; }
   __device__ __forceinline__ fused::WgTile16 ds16(int wg) const { return tile(group(wg), kK); }
   __device__ __forceinline__ fused::WgTile16 dvn(int wg) const {
@@ -117,25 +134,25 @@ struct ChainWgSmem {
     return tile(group(wg) + kStateBytes + kVBytes, kC);
   }
   __device__ __forceinline__ fused::WgTile16 e_do() const { return tile(base + kEOffset, kC); }
+  // mbarriers.
   __device__ __forceinline__ uint64_t* bar(int i) const {
     return reinterpret_cast<uint64_t*>(base + kBarrierOffset) + i;
   }
   __device__ __forceinline__ uint64_t* full(int s) const { return bar(s); }
-  __device__ __forceinline__ uint64_t* inputs(int s) const { return bar(kChainStages + s); }
-  __device__ __forceinline__ uint64_t* empty(int s) const { return bar(2 * kChainStages + s); }
+  __device__ __forceinline__ uint64_t* empty(int s) const { return bar(kChainStages + s); }
+  __device__ __forceinline__ uint64_t* ready(int s) const { return bar(2 * kChainStages + s); }
+  __device__ __forceinline__ uint64_t* free_slot(int s) const { return bar(3 * kChainStages + s); }
+  __device__ __forceinline__ uint64_t* in_full() const { return bar(4 * kChainStages); }
+  __device__ __forceinline__ uint64_t* in_empty() const { return bar(4 * kChainStages + 1); }
 };
 
-// The producer thread: chunk n of the segment (walked from its last chunk) into ring stage
-// n % 2 once the chain and the inputs have released that stage's previous chunk (n - 2): k
-// (two 64-column halves of the q/k head), T, e/f/beta, and where dO enters (not the M columns
-// of CP pass 1) q and the dO block. Rows past a chunk's end arrive with the next sequence's
-// tokens; the inputs warpgroup zeroes them.
+// The chain's producer thread: chunk n of the segment (walked from its last chunk) into ring
+// stage n % 2 once the chain has released that stage's previous chunk (n - 2): k (two
+// 64-column halves of the q/k head), T, e/f/beta.
 __device__ __forceinline__ void produce_chain_chunks(const ChainParams& p, const ChainWgSmem& sm,
-                                                     int64_t first, int64_t last, int h, int v0,
-                                                     bool with_do) {
+                                                     int64_t first, int64_t last, int h) {
   const Dims& d = p.d;
   const int hk = h / d.group;
-  const uint32_t bytes = ChainWgSmem::tx_bytes(with_do);
   for (int64_t c = last - 1; c >= first; --c) {
     const int n = static_cast<int>(last - 1 - c), b = n % 2;
     // The k-th release of stage b ends chunk b + 2 k: chunk n - 2's is release n / 2 - 1.
@@ -143,33 +160,49 @@ __device__ __forceinline__ void produce_chain_chunks(const ChainParams& p, const
     const int tok = static_cast<int>(p.table[c].tok_begin);
     const int pair = static_cast<int>(c * d.Hv + h);  // the rows below fit the encoders' int32
     uint64_t* bar = sm.full(b);
-    fused::mbarrier_arrive_expect_tx(bar, bytes);
+    fused::mbarrier_arrive_expect_tx(bar, ChainWgSmem::kStageTx);
     fused::tma_load_3d(sm.k(b).p, &p.tmap_k, 0, hk, tok, bar);
     fused::tma_load_3d(sm.k(b).at(0, 64), &p.tmap_k, 64, hk, tok, bar);
     fused::tma_load_2d(sm.t(b).p, &p.tmap_t, 0, pair * kC, bar);
     fused::bulk_load(sm.ef(b), p.gate_ef + int64_t(pair) * (3 * kC),
                      uint32_t(ChainWgSmem::kGateBytes), bar);
-    if (with_do) {
-      fused::tma_load_3d(sm.q(b).p, &p.tmap_q, 0, hk, tok, bar);
-      fused::tma_load_3d(sm.q(b).at(0, 64), &p.tmap_q, 64, hk, tok, bar);
-      fused::tma_load_3d(sm.d_o(b).p, &p.tmap_do, v0, h, tok, bar);
-    }
   }
 }
 
-// Zeroes rows [len, 64) of stage s's k halves and, where dO enters, q's halves and the dO block
-// (a chunk that ends its sequence early: the tokens there belong to the next sequence). Whole
-// 128-byte rows: the swizzle keeps a row's bytes within the row. tid: the inputs warpgroup's
-// thread, 0 .. 127.
-__device__ __forceinline__ void zero_chain_rows_past_end(const ChainWgSmem& sm, int s, int len,
-                                                         bool with_do, int tid) {
-  const int rows = kC - len, tiles = with_do ? 5 : 2;
-  for (int u = tid; u < tiles * rows * 8; u += 128) {
+// The inputs' producer thread (only where dO enters: not the M columns of CP pass 1): chunk n
+// into the inputs' buffer once the inputs have read chunk n - 1: k and q (two 64-column halves
+// each), the dO block of the V-block, e/f/beta.
+__device__ __forceinline__ void produce_input_chunks(const ChainParams& p, const ChainWgSmem& sm,
+                                                     int64_t first, int64_t last, int h, int v0) {
+  const Dims& d = p.d;
+  const int hk = h / d.group;
+  for (int64_t c = last - 1; c >= first; --c) {
+    const int n = static_cast<int>(last - 1 - c);
+    if (n >= 1) fused::mbarrier_wait_parity(sm.in_empty(), static_cast<uint32_t>((n - 1) % 2));
+    const int tok = static_cast<int>(p.table[c].tok_begin);
+    const int pair = static_cast<int>(c * d.Hv + h);
+    uint64_t* bar = sm.in_full();
+    fused::mbarrier_arrive_expect_tx(bar, ChainWgSmem::kInputsTx);
+    fused::tma_load_3d(sm.in_k().p, &p.tmap_k, 0, hk, tok, bar);
+    fused::tma_load_3d(sm.in_k().at(0, 64), &p.tmap_k, 64, hk, tok, bar);
+    fused::tma_load_3d(sm.in_q().p, &p.tmap_q, 0, hk, tok, bar);
+    fused::tma_load_3d(sm.in_q().at(0, 64), &p.tmap_q, 64, hk, tok, bar);
+    fused::tma_load_3d(sm.in_do().p, &p.tmap_do, v0, h, tok, bar);
+    fused::bulk_load(sm.in_ef(), p.gate_ef + int64_t(pair) * (3 * kC),
+                     uint32_t(ChainWgSmem::kGateBytes), bar);
+  }
+}
+
+// Zeroes rows [len, 64) of kTiles 64-row tiles (whole 128-byte rows: the swizzle keeps a row's
+// bytes within the row): a chunk that ends its sequence early, whose rows past its end hold the
+// next sequence's tokens. tid: the thread among its warpgroup's 128.
+template <int kTiles>
+__device__ __forceinline__ void zero_rows_past_end(uint16_t* const (&tiles)[kTiles], int len,
+                                                   int tid) {
+  const int rows = kC - len;
+  for (int u = tid; u < kTiles * rows * 8; u += 128) {
     const int tile = u / (rows * 8), r = len + (u / 8) % rows, c = u % 8;
-    uint16_t* base = tile < 2   ? sm.k(s).at(0, 64 * tile)
-                     : tile < 4 ? sm.q(s).at(0, 64 * (tile - 2))
-                                : sm.d_o(s).p;
-    *reinterpret_cast<uint4*>(base + r * 64 + 8 * c) = make_uint4(0, 0, 0, 0);
+    *reinterpret_cast<uint4*>(tiles[tile] + r * 64 + 8 * c) = make_uint4(0, 0, 0, 0);
   }
 }
 
@@ -180,130 +213,126 @@ __device__ __forceinline__ void chain_wg_publish(int wg) {
   fused::named_sync(kChainWgBarrier + wg, 128);
 }
 
-// Warpgroup 2: per chunk of the segment, once its stage has landed, the rows past a short
-// chunk's end zeroed (in every stage: the chain reads k) and, where dO enters, dVin and Xq
-// formed into the stage's tiles (step 0 above); then the stage's inputs barrier. tid: 0 .. 127.
+// Warpgroup 2, where dO enters: per chunk of the segment, once the inputs' buffer holds it, the
+// rows past a short chunk's end zeroed, dVin and Xq formed (step 0 above), the buffer released,
+// and the two handed over in slot n % 2 once the chain has released that slot's chunk n - 2.
+// tid: 0 .. 127.
 template <class Elem>
 __device__ __forceinline__ void chain_inputs_wg(const ChainParams& p, const ChainWgSmem& sm,
-                                                int64_t first, int64_t last, int h, bool with_do,
-                                                int tid) {
+                                                int64_t first, int64_t last, int h, int tid) {
   using Ops = fused::ElemOps<Elem>;
   const Dims& d = p.d;
   const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int ra = 16 * warp + g, rb = ra + 8;  // this thread's rows of the 64-row products
-  const fused::WgTile16 sE = sm.e_do();
+  const fused::WgTile16 sK = sm.in_k(), sQ = sm.in_q(), sO = sm.in_do(), sE = sm.e_do();
   const auto nk_step = [](int kk) -> uint64_t {  // K-major 64 x 128 tile: halves 8 KB apart
     return uint64_t((kk / 4) * (kC * 128) + (kk % 4) * 32) / 16;
   };
   constexpr uint64_t kRowStep16 = 16 * 128 / 16;  // MN-major: 16 rows of 128 bytes
-  // gamma of row tid (< 64) of the next chunk, read a chunk ahead (rows past a chunk's end
-  // repeat its last row's, as chain_inputs.cu's); [Ttot, Hv] has no TMA box per head.
+  const uint64_t d_k = sK.desc_nk(0, 0), d_q = sQ.desc_nk(0, 0), d_o = sO.desc_kn(0, 0),
+                 d_e = sE.desc_kn(0, 0);
+  const uint64_t d_qt[2] = {sQ.desc_kn(0, 0), sQ.desc_kn(0, 64)};
+  float* const gam = sm.in_ef() + 3 * kC;
+  const float* const ev = sm.in_ef();
+  // gamma of row tid (< 64) of a chunk, read a chunk ahead (rows past a chunk's end repeat its
+  // last row's, as chain_inputs.cu's); [Ttot, Hv] has no TMA box per head.
   const auto gamma_of = [&](int64_t c) {
     const ChunkInfo ci = p.table[c];
     const int r = tid < ci.len ? tid : static_cast<int>(ci.len) - 1;
     return tid < kC ? p.gcum[(ci.tok_begin + r) * d.Hv + h] : 0.f;
   };
-  float gam_next = with_do && last > first ? gamma_of(last - 1) : 0.f;
+  float gam_next = last > first ? gamma_of(last - 1) : 0.f;
   for (int64_t c = last - 1; c >= first; --c) {
     const int it = static_cast<int>(last - 1 - c), s = it % kChainStages;
     const int len = static_cast<int>(p.table[c].len);
-    float* const gam = sm.ef(s) + 3 * kC;
-    if (with_do && tid < kC) gam[tid] = gam_next;
-    if (with_do && c - 1 >= first) gam_next = gamma_of(c - 1);
-    fused::mbarrier_wait_parity(sm.full(s), static_cast<uint32_t>((it / 2) % 2));
-    if (len < kC) zero_chain_rows_past_end(sm, s, len, with_do, tid);
+    // gamma's quarter of the buffer is not a copy's: it is free once chunk it - 1 was read.
+    if (tid < kC) gam[tid] = gam_next;
+    if (c - 1 >= first) gam_next = gamma_of(c - 1);
+    fused::mbarrier_wait_parity(sm.in_full(), static_cast<uint32_t>(it % 2));
+    if (len < kC) {
+      uint16_t* const tiles[5] = {sK.p, sK.at(0, 64), sQ.p, sQ.at(0, 64), sO.p};
+      zero_rows_past_end<5>(tiles, len, tid);
+    }
     fused::fence_proxy_async_shared();
     fused::named_sync(kChainWgInputsBarrier, 128);  // rows zeroed, gamma in place
-    if (with_do) {
-      const fused::WgTile16 sK = sm.k(s), sQ = sm.q(s), sO = sm.d_o(s);
-      // P^T = K Q^T (64 x 64, depth 128); meanwhile E = scale diag(e) dO -> its tile.
-      float PT[8][4] = {};
-      const uint64_t d_k = sK.desc_nk(0, 0), d_q = sQ.desc_nk(0, 0);
-      fused::wgmma_fence();
+    // P^T = K Q^T (64 x 64, depth 128); meanwhile E = scale diag(e) dO -> its tile.
+    float PT[8][4];
+    fused::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < kK / 16; ++kk)
-        fused::wgmma_ss<8, Elem, false, false>(PT, d_k + nk_step(kk), d_q + nk_step(kk), true);
-      fused::wgmma_commit();
-      const float* ev = sm.ef(s);
+    for (int kk = 0; kk < kK / 16; ++kk)
+      fused::wgmma_ss<8, Elem, false, false>(PT, d_k + nk_step(kk), d_q + nk_step(kk), kk > 0);
+    fused::wgmma_commit();
 #pragma unroll
-      for (int u = tid; u < kC * 8; u += 128) {  // 16-byte groups: E and dO share the layout
-        const int r = u / 8;
-        const float w = d.scale * ev[r];
-        const uint4 o = reinterpret_cast<const uint4*>(sO.p)[u];
-        const uint32_t in[4] = {o.x, o.y, o.z, o.w};
-        uint32_t out[4];
+    for (int u = tid; u < kC * 8; u += 128) {  // 16-byte groups: E and dO share the layout
+      const float w = d.scale * ev[u / 8];
+      const uint4 o = reinterpret_cast<const uint4*>(sO.p)[u];
+      const uint32_t in[4] = {o.x, o.y, o.z, o.w};
+      uint32_t out[4];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float2 x = Ops::unpack(in[e]);
-          out[e] = Ops::pack(w * x.x, w * x.y);
-        }
-        reinterpret_cast<uint4*>(sE.p)[u] = make_uint4(out[0], out[1], out[2], out[3]);
+      for (int e = 0; e < 4; ++e) {
+        const float2 x = Ops::unpack(in[e]);
+        out[e] = Ops::pack(w * x.x, w * x.y);
       }
-      fused::wgmma_wait<0>();
-      fused::fence_accumulators(PT);
-      // P^T[i][j] = (k_i . q_j) exp(gamma_j - gamma_i) for j >= i, else 0; packed as the A
-      // fragments of depth j (an m16n8 C fragment pair is an m16k16 A fragment).
-      const float ga = gam[ra], gb = gam[rb];
-      uint32_t pa[kC / 16][4];
-#pragma unroll
-      for (int kk = 0; kk < kC / 16; ++kk)
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int nj = 2 * kk + half, j0 = 8 * nj + 2 * t;
-          const float gj0 = gam[j0], gj1 = gam[j0 + 1];
-          const float x0 = j0 >= ra ? PT[nj][0] * expf(gj0 - ga) : 0.f;
-          const float x1 = j0 + 1 >= ra ? PT[nj][1] * expf(gj1 - ga) : 0.f;
-          const float x2 = j0 >= rb ? PT[nj][2] * expf(gj0 - gb) : 0.f;
-          const float x3 = j0 + 1 >= rb ? PT[nj][3] * expf(gj1 - gb) : 0.f;
-          pa[kk][2 * half] = Ops::pack(x0, x1);
-          pa[kk][2 * half + 1] = Ops::pack(x2, x3);
-        }
-      fused::fence_proxy_async_shared();
-      fused::named_sync(kChainWgInputsBarrier, 128);  // E complete
-      // dVin = P^T dO (depth 64, A from registers) and Xq = Q^T E (two m64 halves, depth 64).
-      float DV[8][4], XQ[2][8][4];  // the first depth step overwrites
-      const uint64_t d_o = sO.desc_kn(0, 0), d_e = sE.desc_kn(0, 0);
-      const uint64_t d_qt[2] = {sQ.desc_kn(0, 0), sQ.desc_kn(0, 64)};
-      fused::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < kC / 16; ++kk)
-        fused::wgmma_m64n64k16<Elem, true>(DV, pa[kk], d_o + kk * kRowStep16, kk > 0);
-      fused::wgmma_commit();
-#pragma unroll
-      for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-        for (int kk = 0; kk < kC / 16; ++kk)
-          fused::wgmma_ss<8, Elem, true, true>(XQ[mi], d_qt[mi] + kk * kRowStep16,
-                                               d_e + kk * kRowStep16, kk > 0);
-      fused::wgmma_commit();
-      fused::wgmma_wait<1>();
-      fused::fence_accumulators(DV);
-      const fused::WgTile16 sDvin = sm.dvin(s), sXq = sm.xq(s);
-#pragma unroll
-      for (int nj = 0; nj < 8; ++nj) {
-        const int col = 8 * nj + 2 * t;
-        sDvin.pair(ra, col) = Ops::pack(d.scale * DV[nj][0], d.scale * DV[nj][1]);
-        sDvin.pair(rb, col) = Ops::pack(d.scale * DV[nj][2], d.scale * DV[nj][3]);
-      }
-      fused::wgmma_wait<0>();
-      fused::fence_accumulators(XQ[0]);
-      fused::fence_accumulators(XQ[1]);
-#pragma unroll
-      for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-        for (int nj = 0; nj < 8; ++nj) {
-          const int col = 8 * nj + 2 * t;
-          sXq.pair(64 * mi + ra, col) = Ops::pack(XQ[mi][nj][0], XQ[mi][nj][1]);
-          sXq.pair(64 * mi + rb, col) = Ops::pack(XQ[mi][nj][2], XQ[mi][nj][3]);
-        }
+      reinterpret_cast<uint4*>(sE.p)[u] = make_uint4(out[0], out[1], out[2], out[3]);
     }
-    // This warp's reads of stage s are done and its writes made: the chain may read dVin, Xq
-    // and the zeroed rows; the producer may refill the stage once the chain has read it too.
+    fused::wgmma_wait<0>();
+    fused::fence_accumulators(PT);
+    // P^T[i][j] = (k_i . q_j) exp(gamma_j - gamma_i) for j >= i, else 0; packed as the A
+    // fragments of depth j (an m16n8 C fragment pair is an m16k16 A fragment).
+    const float ga = gam[ra], gb = gam[rb];
+    uint32_t pa[kC / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < kC / 16; ++kk)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int nj = 2 * kk + half, j0 = 8 * nj + 2 * t;
+        const float gj0 = gam[j0], gj1 = gam[j0 + 1];
+        const float x0 = j0 >= ra ? PT[nj][0] * expf(gj0 - ga) : 0.f;
+        const float x1 = j0 + 1 >= ra ? PT[nj][1] * expf(gj1 - ga) : 0.f;
+        const float x2 = j0 >= rb ? PT[nj][2] * expf(gj0 - gb) : 0.f;
+        const float x3 = j0 + 1 >= rb ? PT[nj][3] * expf(gj1 - gb) : 0.f;
+        pa[kk][2 * half] = Ops::pack(x0, x1);
+        pa[kk][2 * half + 1] = Ops::pack(x2, x3);
+      }
+    fused::fence_proxy_async_shared();
+    fused::named_sync(kChainWgInputsBarrier, 128);  // E complete
+    // dVin = P^T dO (depth 64, A from registers) and Xq = Q^T E (two m64 halves, depth 64).
+    float DV[8][4], XQ[2][8][4];  // the first depth step overwrites
+    fused::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kC / 16; ++kk)
+      fused::wgmma_m64n64k16<Elem, true>(DV, pa[kk], d_o + kk * kRowStep16, kk > 0);
+#pragma unroll
+    for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+      for (int kk = 0; kk < kC / 16; ++kk)
+        fused::wgmma_ss<8, Elem, true, true>(XQ[mi], d_qt[mi] + kk * kRowStep16,
+                                             d_e + kk * kRowStep16, kk > 0);
+    fused::wgmma_commit();
+    fused::wgmma_wait<0>();
+    fused::fence_accumulators(DV);
+    fused::fence_accumulators(XQ[0]);
+    fused::fence_accumulators(XQ[1]);
+    // Every read of the buffer (and of E) is done: the producer may load the next chunk.
     __syncwarp();
-    if (lane == 0) {
-      fused::mbarrier_arrive(sm.inputs(s));
-      fused::mbarrier_arrive(sm.empty(s));
+    if (lane == 0) fused::mbarrier_arrive(sm.in_empty());
+    // The hand-over: slot s once the chain has read its chunk it - 2 (the k-th release of slot
+    // s ends chunk s + 2 k).
+    if (it >= 2) fused::mbarrier_wait_parity(sm.free_slot(s), static_cast<uint32_t>((it / 2 - 1) % 2));
+    const fused::WgTile16 sDvin = sm.dvin(s), sXq = sm.xq(s);
+#pragma unroll
+    for (int nj = 0; nj < 8; ++nj) {
+      const int col = 8 * nj + 2 * t;
+      sDvin.pair(ra, col) = Ops::pack(d.scale * DV[nj][0], d.scale * DV[nj][1]);
+      sDvin.pair(rb, col) = Ops::pack(d.scale * DV[nj][2], d.scale * DV[nj][3]);
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+        sXq.pair(64 * mi + ra, col) = Ops::pack(XQ[mi][nj][0], XQ[mi][nj][1]);
+        sXq.pair(64 * mi + rb, col) = Ops::pack(XQ[mi][nj][2], XQ[mi][nj][3]);
+      }
     }
+    __syncwarp();
+    if (lane == 0) fused::mbarrier_arrive(sm.ready(s));
   }
 }
 
@@ -324,21 +353,25 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < kChainStages; ++s) {
       fused::mbarrier_init(sm.full(s), 1);
-      fused::mbarrier_init(sm.inputs(s), 4);  // the inputs warpgroup's warps
-      fused::mbarrier_init(sm.empty(s), kChainWgMathThreads / 32 + 4);  // and the chain's
+      fused::mbarrier_init(sm.empty(s), kChainWgMathThreads / 32);  // every chain warp
+      fused::mbarrier_init(sm.ready(s), 4);                          // the inputs' warps
+      fused::mbarrier_init(sm.free_slot(s), kChainWgMathThreads / 32);
     }
+    fused::mbarrier_init(sm.in_full(), 1);
+    fused::mbarrier_init(sm.in_empty(), 4);
     fused::fence_mbarrier_init();
   }
   __syncthreads();  // the last CTA-wide barrier: the roles part below
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;  // warpgroup, its thread
   if (wg == kChainWgProducerGroup) {
     fused::setmaxnreg_dec<kChainWgProducerRegs>();
-    if (tid == 0) produce_chain_chunks(p, sm, first, last, h, v0, !m_part);
+    if (tid == 0) produce_chain_chunks(p, sm, first, last, h);
+    if (tid == 32 && !m_part) produce_input_chunks(p, sm, first, last, h, v0);
     return;
   }
   if (wg == kChainWgInputsGroup) {
     fused::setmaxnreg_inc<kChainWgInputsRegs>();
-    chain_inputs_wg<Elem>(p, sm, first, last, h, !m_part, tid);
+    if (!m_part) chain_inputs_wg<Elem>(p, sm, first, last, h, tid);
     return;
   }
   fused::setmaxnreg_inc<kChainWgChainRegs>();
@@ -390,9 +423,16 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     const int it = static_cast<int>(last - 1 - c), s = it % kChainStages;
     const ChunkInfo ci = next;
     if (c - 1 >= first) next = p.table[c - 1];  // used next chunk: its latency hides here
-    // The stage's loads, then its inputs: dVin, Xq and the rows past a short chunk's end.
+    // The stage's loads (and rows past a short chunk's end zeroed), then dVin and Xq in the
+    // hand-over slot of the same index.
     fused::mbarrier_wait_parity(sm.full(s), static_cast<uint32_t>((it / 2) % 2));
-    fused::mbarrier_wait_parity(sm.inputs(s), static_cast<uint32_t>((it / 2) % 2));
+    if (ci.len < kC) {  // a sequence's last chunk, cut short (uniform over the CTA)
+      const fused::WgTile16 k = sm.k(s);
+      uint16_t* const tiles[2] = {k.p, k.at(0, 64)};
+      zero_rows_past_end<2>(tiles, static_cast<int>(ci.len), tid);
+      chain_wg_publish(wg);
+    }
+    if (!m_part) fused::mbarrier_wait_parity(sm.ready(s), static_cast<uint32_t>((it / 2) % 2));
     const fused::WgTile16 sK = sm.k(s), sT = sm.t(s);
     const uint32_t* const in_a = reinterpret_cast<const uint32_t*>(sm.dvin(s).p) + ra * 32;
     const uint32_t* const xq_a = reinterpret_cast<const uint32_t*>(sm.xq(s).p) + ra * 32;
@@ -476,6 +516,9 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
         lo_b[nj] = Ops::pack(b0 - hb.x, b1 - hb.y);
       }
     }
+    // This warp has read the hand-over slot (dVin here, Xq above): the inputs may refill it.
+    __syncwarp();
+    if (!m_part && lane == 0) fused::mbarrier_arrive(sm.free_slot(s));
     chain_wg_publish(wg);  // all of dVn in the tile
 
     // 3. W = T^T dVn (64 x 32, depth 64); meanwhile dVn -> dvnew16 (+ residual).
@@ -543,7 +586,7 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     fused::wgmma_wait<0>();
     fused::fence_accumulators(S[0]);
     fused::fence_accumulators(S[1]);
-    // This warp's reads of stage s (k, T, dVin, Xq, e/f/beta) are done.
+    // This warp's reads of stage s (k, T, e/f/beta) are done: the producer may refill it.
     if (lane == 0) fused::mbarrier_arrive(sm.empty(s));
   }
 
