@@ -234,26 +234,27 @@ __device__ __forceinline__ void chain_inputs_wg(const ChainParams& p, const Chai
   const uint64_t d_qt[2] = {sQ.desc_kn(0, 0), sQ.desc_kn(0, 64)};
   float* const gam = sm.in_ef() + 3 * kC;
   const float* const ev = sm.in_ef();
-  // gamma of row tid (< 64) of a chunk, read a chunk ahead (rows past a chunk's end repeat its
-  // last row's, as chain_inputs.cu's); [Ttot, Hv] has no TMA box per head.
-  const auto gamma_of = [&](int64_t c) {
-    const ChunkInfo ci = p.table[c];
+  // gamma of row tid (< 64) of a chunk (rows past a chunk's end repeat its last row's, as
+  // chain_inputs.cu's); [Ttot, Hv] has no TMA box per head. Read a chunk ahead, after the
+  // chunk's last fence: a proxy fence waits for every load the thread has in flight.
+  const auto gamma_of = [&](const ChunkInfo& ci) {
     const int r = tid < ci.len ? tid : static_cast<int>(ci.len) - 1;
     return tid < kC ? p.gcum[(ci.tok_begin + r) * d.Hv + h] : 0.f;
   };
-  float gam_next = last > first ? gamma_of(last - 1) : 0.f;
+  ChunkInfo ci = last > first ? p.table[last - 1] : ChunkInfo{};
+  ChunkInfo ahead = last - 1 > first ? p.table[last - 2] : ChunkInfo{};  // the next chunk's
+  float gam_next = last > first ? gamma_of(ci) : 0.f;
   for (int64_t c = last - 1; c >= first; --c) {
     const int it = static_cast<int>(last - 1 - c), s = it % kChainStages;
-    const int len = static_cast<int>(p.table[c].len);
+    const int len = static_cast<int>(ci.len);
     // gamma's quarter of the buffer is not a copy's: it is free once chunk it - 1 was read.
     if (tid < kC) gam[tid] = gam_next;
-    if (c - 1 >= first) gam_next = gamma_of(c - 1);
     fused::mbarrier_wait_parity(sm.in_full(), static_cast<uint32_t>(it % 2));
     if (len < kC) {
       uint16_t* const tiles[5] = {sK.p, sK.at(0, 64), sQ.p, sQ.at(0, 64), sO.p};
       zero_rows_past_end<5>(tiles, len, tid);
+      fused::fence_proxy_async_shared();
     }
-    fused::fence_proxy_async_shared();
     fused::named_sync(kChainWgInputsBarrier, 128);  // rows zeroed, gamma in place
     // P^T = K Q^T (64 x 64, depth 128); meanwhile E = scale diag(e) dO -> its tile.
     float PT[8][4];
@@ -286,16 +287,26 @@ __device__ __forceinline__ void chain_inputs_wg(const ChainParams& p, const Chai
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int nj = 2 * kk + half, j0 = 8 * nj + 2 * t;
+        // Every exponential formed, then selected (no divergent branches): above the diagonal
+        // it may overflow, and the select drops it.
         const float gj0 = gam[j0], gj1 = gam[j0 + 1];
-        const float x0 = j0 >= ra ? PT[nj][0] * expf(gj0 - ga) : 0.f;
-        const float x1 = j0 + 1 >= ra ? PT[nj][1] * expf(gj1 - ga) : 0.f;
-        const float x2 = j0 >= rb ? PT[nj][2] * expf(gj0 - gb) : 0.f;
-        const float x3 = j0 + 1 >= rb ? PT[nj][3] * expf(gj1 - gb) : 0.f;
+        const float e0a = expf(gj0 - ga), e1a = expf(gj1 - ga), e0b = expf(gj0 - gb),
+                    e1b = expf(gj1 - gb);
+        const float x0 = j0 >= ra ? PT[nj][0] * e0a : 0.f;
+        const float x1 = j0 + 1 >= ra ? PT[nj][1] * e1a : 0.f;
+        const float x2 = j0 >= rb ? PT[nj][2] * e0b : 0.f;
+        const float x3 = j0 + 1 >= rb ? PT[nj][3] * e1b : 0.f;
         pa[kk][2 * half] = Ops::pack(x0, x1);
         pa[kk][2 * half + 1] = Ops::pack(x2, x3);
       }
     fused::fence_proxy_async_shared();
     fused::named_sync(kChainWgInputsBarrier, 128);  // E complete
+    // The next chunk's gamma and the one after's table entry, in flight beside the products.
+    if (c - 1 >= first) {
+      gam_next = gamma_of(ahead);
+      ci = ahead;
+      if (c - 2 >= first) ahead = p.table[c - 2];
+    }
     // dVin = P^T dO (depth 64, A from registers) and Xq = Q^T E (two m64 halves, depth 64).
     float DV[8][4], XQ[2][8][4];  // the first depth step overwrites
     fused::wgmma_fence();
