@@ -193,16 +193,16 @@ __device__ __forceinline__ void produce_input_chunks(const ChainParams& p, const
   }
 }
 
-// Zeroes rows [len, 64) of kTiles 64-row tiles (whole 128-byte rows: the swizzle keeps a row's
-// bytes within the row): a chunk that ends its sequence early, whose rows past its end hold the
-// next sequence's tokens. tid: the thread among its warpgroup's 128.
-template <int kTiles>
-__device__ __forceinline__ void zero_rows_past_end(uint16_t* const (&tiles)[kTiles], int len,
-                                                   int tid) {
+// Zeroes rows [len, 64) of `tiles` consecutive 64-row x 128-byte tiles from `first` (8 KB
+// apart: the 64-column halves of k and q and the dO block; whole rows, since the swizzle keeps
+// a row's bytes within the row): a chunk that ends its sequence early, whose rows past its end
+// hold the next sequence's tokens. The tile is found by arithmetic, not from an array of
+// pointers, which would live in local memory. tid: the thread among its warpgroup's 128.
+__device__ __forceinline__ void zero_rows_past_end(uint16_t* first, int tiles, int len, int tid) {
   const int rows = kC - len;
-  for (int u = tid; u < kTiles * rows * 8; u += 128) {
+  for (int u = tid; u < tiles * rows * 8; u += 128) {
     const int tile = u / (rows * 8), r = len + (u / 8) % rows, c = u % 8;
-    *reinterpret_cast<uint4*>(tiles[tile] + r * 64 + 8 * c) = make_uint4(0, 0, 0, 0);
+    *reinterpret_cast<uint4*>(first + tile * (kC * 64) + r * 64 + 8 * c) = make_uint4(0, 0, 0, 0);
   }
 }
 
@@ -251,8 +251,8 @@ __device__ __forceinline__ void chain_inputs_wg(const ChainParams& p, const Chai
     if (tid < kC) gam[tid] = gam_next;
     fused::mbarrier_wait_parity(sm.in_full(), static_cast<uint32_t>(it % 2));
     if (len < kC) {
-      uint16_t* const tiles[5] = {sK.p, sK.at(0, 64), sQ.p, sQ.at(0, 64), sO.p};
-      zero_rows_past_end<5>(tiles, len, tid);
+      static_assert(ChainWgSmem::kKBytes == 2 * ChainWgSmem::kVBytes, "k, q, dO: 8 KB tiles in a row");
+      zero_rows_past_end(sK.p, 5, len, tid);  // k's halves, q's, the dO block
       fused::fence_proxy_async_shared();
     }
     fused::named_sync(kChainWgInputsBarrier, 128);  // rows zeroed, gamma in place
@@ -438,9 +438,7 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     // hand-over slot of the same index.
     fused::mbarrier_wait_parity(sm.full(s), static_cast<uint32_t>((it / 2) % 2));
     if (ci.len < kC) {  // a sequence's last chunk, cut short (uniform over the CTA)
-      const fused::WgTile16 k = sm.k(s);
-      uint16_t* const tiles[2] = {k.p, k.at(0, 64)};
-      zero_rows_past_end<2>(tiles, static_cast<int>(ci.len), tid);
+      zero_rows_past_end(sm.k(s).p, 2, static_cast<int>(ci.len), tid);  // k's two halves
       chain_wg_publish(wg);
     }
     if (!m_part) fused::mbarrier_wait_parity(sm.ready(s), static_cast<uint32_t>((it / 2) % 2));
