@@ -1,9 +1,5 @@
 // gdnlab gap: the oracle gap of the dispatch table exported from one sweep, measured on a sweep
 // (the db/ computation; this file parses arguments and writes the text).
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <limits>
 
@@ -25,35 +21,10 @@ struct GapArgs {
   bool allow_partial = false;
 };
 
-// Writes through a temporary name and renames, so a failed write leaves no partial file.
-std::string write_atomically(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) return "--out: cannot create '" + tmp + "'";
-    f << text;
-    f.flush();
-    if (!f) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return "--out: writing '" + tmp + "' failed (disk full?)";
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return "--out: renaming to '" + path + "' failed: " + ec.message();
-  }
-  return {};
-}
-
 int run_gap(const GapArgs& a) {
   const auto fmt = db::parse_report_format(a.format);
   if (!fmt) return usage_error("gap", "--format: expected table, csv or json, got '" + a.format + "'");
-  if (!a.out.empty() && std::filesystem::is_directory(a.out))
-    return usage_error("gap", "--out: expected a file path, got the directory '" + a.out + "'");
+  if (const auto refused = refuse_directory_out("gap", a.out)) return *refused;
   const auto pass = db::parse_pass(a.pass);
   if (!pass) return usage_error("gap", "--pass: expected fwd or bwd, got '" + a.pass + "'");
   const auto database = db::Database::open(a.db_path, db::kReadExisting);
@@ -63,15 +34,7 @@ int run_gap(const GapArgs& a) {
   // On stderr: stdout carries the rendering in the format asked for.
   print_origins(std::cerr, database, a.table_sweep);
   if (a.measured_sweep > 0 && a.measured_sweep != a.table_sweep) print_origins(std::cerr, database, a.measured_sweep);
-  if (a.out.empty()) {
-    std::cout << text;
-    return 0;
-  }
-  // The output could not be written: a failure of the run, not of the arguments.
-  if (const std::string err = write_atomically(a.out, text); !err.empty())
-    throw db::DbError(db::DbError::Kind::Io, err);
-  std::cout << "wrote " << a.out << '\n';
-  return 0;
+  return write_output(a.out, text);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <iosfwd>
 #include <string>
 
@@ -21,6 +22,7 @@ void add_sweep(CLI::App& app, Action& run);
 void add_report(CLI::App& app, Action& run);
 void add_export(CLI::App& app, Action& run);
 void add_gap(CLI::App& app, Action& run);
+void add_compare(CLI::App& app, Action& run);
 void add_merge(CLI::App& app, Action& run);
 void add_gui(CLI::App& app, Action& run);
 void add_worker(CLI::App& app, Action& run);
@@ -28,6 +30,14 @@ void add_worker(CLI::App& app, Action& run);
 // For a merged sweep (gdnlab merge), which shard and device its results came from; nothing for
 // an ordinary sweep.
 void print_origins(std::ostream& out, const db::Database& database, std::int64_t sweep_id);
+
+// The --out option of gap and compare. `refuse_directory_out`: the usage error when it names a
+// directory, else nullopt. `write_output`: the rendering on stdout when out is empty, else into
+// that file through a temporary name and a rename, so that a failed write leaves no partial
+// file nor replaces an older one ("wrote OUT" on stdout; a failed write throws DbError::Io,
+// a failure of the run, not of the arguments). Returns the exit status.
+std::optional<int> refuse_directory_out(const std::string& sub, const std::string& out);
+int write_output(const std::string& out, const std::string& text);
 
 // "gdnlab <sub>: error: <message>" on stderr; returns the usage-error status (2).
 int usage_error(const std::string& sub, const std::string& message);

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   gdn::cli::add_report(app, run);
   gdn::cli::add_export(app, run);
   gdn::cli::add_gap(app, run);
+  gdn::cli::add_compare(app, run);
   gdn::cli::add_merge(app, run);
   gdn::cli::add_gui(app, run);
   gdn::cli::add_worker(app, run);

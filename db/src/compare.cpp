@@ -1,5 +1,7 @@
 // Two sweeps side by side: provenance differences stated, per-problem best times classed by
 // the measured noise ([p20, p80] bands).
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -11,10 +13,10 @@ namespace {
 
 // Problems of different shape sets are the same problem when their shapes agree.
 using ShapeKey = std::tuple<int, int, int, int, int, std::string, int, std::string>;
-ShapeKey shape_key(const ProblemBest& pb) {
-  const ProblemRecord& p = pb.problem;
-  return {static_cast<int>(pb.pass), p.h_qk, p.h_v, p.k, p.v, p.dtype, p.batch, p.seqlens};
+ShapeKey shape_key(gdn::Pass pass, const ProblemRecord& p) {
+  return {static_cast<int>(pass), p.h_qk, p.h_v, p.k, p.v, p.dtype, p.batch, p.seqlens};
 }
+ShapeKey shape_key(const ProblemBest& pb) { return shape_key(pb.pass, pb.problem); }
 
 template <class T>
 void note_difference(std::string& out, const char* what, const T& a, const T& b) {
@@ -58,6 +60,23 @@ Band band_of(const ResultRecord& r) {
   return {r.latency_p20_ms.value_or(p50), p50, r.latency_p80_ms.value_or(p50)};
 }
 
+Difference classify(const ResultRecord& a, const ResultRecord& b) {
+  const Band ba = band_of(a), bb = band_of(b);
+  return classify_difference(ba.p20, ba.p50, ba.p80, bb.p20, bb.p50, bb.p80);
+}
+
+// A sweep's Passed results with a median, keyed by problem shape and candidate name.
+std::map<std::pair<ShapeKey, std::string>, ResultRow> passed_by_candidate(const Database& db,
+                                                                           std::int64_t sweep_id) {
+  ResultQuery q;
+  q.sweep_id = sweep_id;
+  std::map<std::pair<ShapeKey, std::string>, ResultRow> out;
+  for (ResultRow& r : query_results(db, q))
+    if (r.result.outcome == Outcome::Passed && r.result.latency_p50_ms)
+      out.emplace(std::pair{shape_key(r.variant.pass, r.problem), r.variant.name}, std::move(r));
+  return out;
+}
+
 ProblemComparison compare_one(const ProblemBest* a, const ProblemBest* b) {
   ProblemComparison c;
   c.problem = a ? a->problem : b->problem;
@@ -70,16 +89,44 @@ ProblemComparison compare_one(const ProblemBest* a, const ProblemBest* b) {
     if (!c.best_a && !c.best_b && a && b) c.note = "no Passed result in either sweep";
     return c;
   }
-  const Band ba = band_of(c.best_a->result);
-  const Band bb = band_of(c.best_b->result);
-  c.ratio = bb.p50 / ba.p50;
-  c.difference = classify_difference(ba.p20, ba.p50, ba.p80, bb.p20, bb.p50, bb.p80);
+  c.difference = classify(c.best_a->result, c.best_b->result);
+  c.ratio = *c.best_b->result.latency_p50_ms / *c.best_a->result.latency_p50_ms;
   if (c.difference == Difference::Unclear)
     c.note = "noise bands overlap partly: repeat with more samples";
   return c;
 }
 
 }  // namespace
+
+std::optional<double> geometric_mean(const std::vector<double>& ratios) {
+  double log_sum = 0;
+  int n = 0;
+  for (const double r : ratios) {
+    if (!(r > 0) || !std::isfinite(r)) continue;
+    log_sum += std::log(r);
+    ++n;
+  }
+  if (n == 0) return std::nullopt;
+  return std::exp(log_sum / n);
+}
+
+std::vector<CandidateComparison> compare_candidates(const Database& db, std::int64_t sweep_a,
+                                                    std::int64_t sweep_b) {
+  const auto in_a = passed_by_candidate(db, sweep_a);
+  const auto in_b = passed_by_candidate(db, sweep_b);
+  std::vector<CandidateComparison> out;
+  for (const auto& [key, a] : in_a) {
+    const auto it = in_b.find(key);
+    if (it == in_b.end()) continue;
+    const ResultRow& b = it->second;
+    out.push_back({a.problem, a.variant.pass, a.variant.name, a, b,
+                   *b.result.latency_p50_ms / *a.result.latency_p50_ms, classify(a.result, b.result)});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const CandidateComparison& x, const CandidateComparison& y) {
+    return std::tie(x.problem.id, x.candidate) < std::tie(y.problem.id, y.candidate);
+  });
+  return out;
+}
 
 std::string_view to_string(Difference d) {
   switch (d) {

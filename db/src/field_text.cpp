@@ -27,4 +27,27 @@ std::string csv_field(std::string_view text) {
   return out + "\"";
 }
 
+std::string sweep_line(const SweepSummary& s) {
+  const std::string partial =
+      s.sweep.status == SweepStatus::Finished ? "" : ", PARTIAL: " + std::string(to_string(s.sweep.status));
+  return "sweep " + std::to_string(s.sweep.id) + " (shapes '" + s.sweep.shapes + "', started " +
+         s.sweep.started_at + partial + ") on " + s.device.name + " (" + s.device.uuid + ", driver " +
+         s.device.driver_version + "), build git " + s.build.git_sha + " (variant set '" +
+         s.build.variant_set + "')";
+}
+
+text::Json sweep_json(const SweepSummary& s) {
+  return {{"id", s.sweep.id},
+          {"status", to_string(s.sweep.status)},
+          {"shapes", s.sweep.shapes},
+          {"space", s.sweep.space},
+          {"started_at", s.sweep.started_at},
+          {"device", s.device.name},
+          {"device_uuid", s.device.uuid},
+          {"driver", s.device.driver_version},
+          {"cuda", s.device.cuda_version},
+          {"git_sha", s.build.git_sha},
+          {"variant_set", s.build.variant_set}};
+}
+
 }  // namespace gdn::db

@@ -1,28 +1,18 @@
 // `gdnlab gap` text: one column list rendered as a table (with provenance and summary), CSV or
 // JSON. Reals are exact in CSV and JSON (shortest round-trip); the table rounds them.
-#include <functional>
 #include <sstream>
 
+#include "column_text.hpp"
 #include "gdn/db/oracle_gap.hpp"
 #include "gdn/db/selection.hpp"
-#include "field_text.hpp"
-#include "gdn/text/number.hpp"
 
 namespace gdn::db {
 
 namespace {
 
-struct Column {
-  std::string_view name;   // CSV/JSON key
-  std::string_view label;  // table header
-  std::function<FieldValue(const GapRow&)> value;
-  bool fixed4 = false;     // table: 4 decimals (ratios), else 4 significant digits
-};
+using GapColumn = Column<GapRow>;
 
-FieldValue opt(const std::optional<double>& v) { return v ? FieldValue(*v) : FieldValue{}; }
-FieldValue text(const std::string& s) { return s.empty() ? FieldValue{} : FieldValue(s); }
-
-std::vector<Column> gap_columns() {
+std::vector<GapColumn> gap_columns() {
   using R = const GapRow&;
   return {
       {"shape_set", "shape set", [](R r) { return FieldValue(r.problem.shape_set_name); }},
@@ -38,25 +28,16 @@ std::vector<Column> gap_columns() {
          return r.distance >= 0 ? FieldValue(std::int64_t{r.distance}) : FieldValue{};
        }},
       {"bucket", "bucket", [](R r) { return r.entry_key ? FieldValue(describe_bucket(*r.entry_key)) : FieldValue{}; }},
-      {"picked", "picked", [](R r) { return text(r.picked); }},
-      {"picked_p50_ms", "picked p50 ms", [](R r) { return opt(r.picked_p50_ms); }},
+      {"picked", "picked", [](R r) { return text_value(r.picked); }},
+      {"picked_p50_ms", "picked p50 ms", [](R r) { return optional_value(r.picked_p50_ms); }},
       {"fastest", "fastest", [](R r) { return FieldValue(r.fastest); }},
       {"fastest_p50_ms", "fastest p50 ms", [](R r) { return FieldValue(r.fastest_p50_ms); }},
-      {"ratio", "ratio", [](R r) { return opt(r.ratio); }, true},
-      {"note", "note", [](R r) { return text(r.note); }},
+      {"ratio", "ratio", [](R r) { return optional_value(r.ratio); }, true},
+      {"note", "note", [](R r) { return text_value(r.note); }},
   };
 }
 
 using text::fixed;
-
-std::string sweep_line(const SweepSummary& s) {
-  const std::string partial =
-      s.sweep.status == SweepStatus::Finished ? "" : ", PARTIAL: " + std::string(to_string(s.sweep.status));
-  return "sweep " + std::to_string(s.sweep.id) + " (shapes '" + s.sweep.shapes + "', started " +
-         s.sweep.started_at + partial + ") on " + s.device.name + " (" + s.device.uuid + ", driver " +
-         s.device.driver_version + "), build git " + s.build.git_sha + " (variant set '" +
-         s.build.variant_set + "')";
-}
 
 std::string worst_text(const OracleGap& g) {
   if (!g.worst_row) return "none";
@@ -66,31 +47,11 @@ std::string worst_text(const OracleGap& g) {
          " ms, ratio " + fixed(*r.ratio, 4);
 }
 
-std::string render_table(const OracleGap& g, const std::vector<Column>& cols) {
-  std::vector<std::vector<std::string>> cells;
-  std::vector<std::size_t> width;
-  for (const Column& c : cols) width.push_back(c.label.size());
-  for (const GapRow& r : g.rows) {
-    auto& line = cells.emplace_back();
-    for (std::size_t i = 0; i < cols.size(); ++i) {
-      const FieldValue v = cols[i].value(r);
-      const auto* d = std::get_if<double>(&v);
-      line.push_back(d && cols[i].fixed4 ? fixed(*d, 4) : format_value(v));
-      width[i] = std::max(width[i], line.back().size());
-    }
-  }
+std::string render_table(const OracleGap& g, const std::vector<GapColumn>& cols) {
   std::ostringstream o;
   o << "table:    " << sweep_line(g.table_sweep) << ", " << g.table_entries << (g.pass == gdn::Pass::Forward ? " forward" : " backward") << " entries\n"
-    << "measured: " << sweep_line(g.measured_sweep) << "\n\n";
-  auto emit = [&](auto cell_of) {
-    for (std::size_t i = 0; i < cols.size(); ++i) {
-      const std::string cell = cell_of(i);
-      o << (i ? "  " : "") << cell << std::string(i + 1 < cols.size() ? width[i] - cell.size() : 0, ' ');
-    }
-    o << "\n";
-  };
-  emit([&](std::size_t i) { return std::string(cols[i].label); });
-  for (const auto& line : cells) emit([&](std::size_t i) { return line[i]; });
+    << "measured: " << sweep_line(g.measured_sweep) << "\n\n"
+    << column_table(g.rows, cols);
   o << "\nrows " << g.rows.size() << ", with the pick measured " << g.measured_rows << "\n";
   if (g.geomean_ratio)
     o << "geometric mean of picked / fastest p50: " << fixed(*g.geomean_ratio, 4) << " (oracle gap "
@@ -104,39 +65,12 @@ std::string render_table(const OracleGap& g, const std::vector<Column>& cols) {
   return o.str();
 }
 
-std::string render_csv(const OracleGap& g, const std::vector<Column>& cols) {
-  std::ostringstream o;
-  for (std::size_t i = 0; i < cols.size(); ++i) o << (i ? "," : "") << cols[i].name;
-  o << "\n";
-  for (const GapRow& r : g.rows) {
-    for (std::size_t i = 0; i < cols.size(); ++i) o << (i ? "," : "") << csv_field(exact_text(cols[i].value(r)));
-    o << "\n";
-  }
-  return o.str();
-}
-
-text::Json json_sweep(const SweepSummary& s) {
-  return {{"id", s.sweep.id},
-          {"status", to_string(s.sweep.status)},
-          {"shapes", s.sweep.shapes},
-          {"started_at", s.sweep.started_at},
-          {"device", s.device.name},
-          {"device_uuid", s.device.uuid},
-          {"driver", s.device.driver_version},
-          {"git_sha", s.build.git_sha},
-          {"variant_set", s.build.variant_set}};
-}
-
-std::string render_json(const OracleGap& g, const std::vector<Column>& cols) {
+std::string render_json(const OracleGap& g, const std::vector<GapColumn>& cols) {
   text::Json rows = text::Json::array();
-  for (const GapRow& r : g.rows) {
-    text::Json row = text::Json::object();
-    for (const Column& c : cols) row[std::string(c.name)] = field_json(c.value(r));
-    rows.push_back(std::move(row));
-  }
+  for (const GapRow& r : g.rows) rows.push_back(column_json(r, cols));
   const text::Json doc = {
-      {"table_sweep", json_sweep(g.table_sweep)},
-      {"measured_sweep", json_sweep(g.measured_sweep)},
+      {"table_sweep", sweep_json(g.table_sweep)},
+      {"measured_sweep", sweep_json(g.measured_sweep)},
       {"summary",
        {{"table_entries", g.table_entries},
         {"rows", g.rows.size()},
@@ -153,10 +87,10 @@ std::string render_json(const OracleGap& g, const std::vector<Column>& cols) {
 }  // namespace
 
 std::string render_oracle_gap(const OracleGap& gap, ReportFormat format) {
-  const std::vector<Column> cols = gap_columns();
+  const std::vector<GapColumn> cols = gap_columns();
   switch (format) {
     case ReportFormat::Table: return render_table(gap, cols);
-    case ReportFormat::Csv: return render_csv(gap, cols);
+    case ReportFormat::Csv: return column_csv(gap.rows, cols, true);
     case ReportFormat::Json: return render_json(gap, cols);
   }
   return {};

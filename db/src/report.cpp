@@ -8,7 +8,7 @@
 
 #include "gdn/db/merge.hpp"
 #include "gdn/db/model.hpp"
-#include "field_text.hpp"
+#include "column_text.hpp"
 #include "gdn/db/integrity.hpp"
 
 namespace gdn::db {
@@ -22,11 +22,7 @@ std::optional<ReportFormat> parse_report_format(std::string_view text) {
 
 namespace {
 
-struct Column {
-  std::string_view name;  // CSV/JSON key
-  std::string_view label; // table header
-  std::function<FieldValue(const ProblemBest&)> value;
-};
+using ReportColumn = Column<ProblemBest>;
 
 FieldValue from_best(const ProblemBest& pb, Field f) {
   return pb.best ? field_value(*pb.best, f) : FieldValue(std::monostate{});
@@ -49,8 +45,8 @@ Origins origins_of(const Database& db, std::int64_t sweep_id) {
           result_devices(db, sweep_id)};
 }
 
-std::vector<Column> report_columns(const Origins& origins) {
-  std::vector<Column> cols;
+std::vector<ReportColumn> report_columns(const Origins& origins) {
+  std::vector<ReportColumn> cols;
   auto problem = [&](Field f) {
     const FieldInfo& i = field_info(f);
     cols.push_back({i.name, i.label,
@@ -141,52 +137,17 @@ std::string header_text(const SweepSummary& s, const Origins& origins) {
 }
 
 std::string render_table(const SweepSummary& s, const Origins& origins, const std::vector<ProblemBest>& rows,
-                         const std::vector<Column>& cols) {
-  std::vector<std::vector<std::string>> cells;
-  std::vector<std::size_t> width;
-  for (const Column& c : cols) width.push_back(c.label.size());
-  for (const ProblemBest& pb : rows) {
-    std::vector<std::string>& line = cells.emplace_back();
-    for (std::size_t i = 0; i < cols.size(); ++i) {
-      line.push_back(format_value(cols[i].value(pb)));
-      width[i] = std::max(width[i], line.back().size());
-    }
-  }
-  std::ostringstream o;
-  o << header_text(s, origins) << "\n";
-  auto emit = [&](auto cell_of) {
-    for (std::size_t i = 0; i < cols.size(); ++i) {
-      const std::string cell = cell_of(i);
-      o << (i ? "  " : "") << cell
-        << std::string(i + 1 < cols.size() ? width[i] - cell.size() : 0, ' ');
-    }
-    o << "\n";
-  };
-  emit([&](std::size_t i) { return std::string(cols[i].label); });
-  for (const auto& line : cells) emit([&](std::size_t i) { return line[i]; });
-  return o.str();
-}
-
-std::string render_csv(const std::vector<ProblemBest>& rows, const std::vector<Column>& cols) {
-  std::ostringstream o;
-  for (std::size_t i = 0; i < cols.size(); ++i) o << (i ? "," : "") << cols[i].name;
-  o << "\n";
-  for (const ProblemBest& pb : rows) {
-    for (std::size_t i = 0; i < cols.size(); ++i)
-      o << (i ? "," : "") << csv_field(format_value(cols[i].value(pb)));
-    o << "\n";
-  }
-  return o.str();
+                         const std::vector<ReportColumn>& cols) {
+  return header_text(s, origins) + "\n" + column_table(rows, cols);
 }
 
 std::string render_json(const SweepSummary& s, const Origins& origins, const std::vector<ProblemBest>& rows,
-                        const std::vector<Column>& cols) {
+                        const std::vector<ReportColumn>& cols) {
   text::Json outcomes = text::Json::object();
   for (std::size_t i = 0; i < kOutcomeCount; ++i) outcomes[std::string(to_string(kAllOutcomes[i]))] = s.outcome_counts[i];
   text::Json problems = text::Json::array();
   for (const ProblemBest& pb : rows) {
-    text::Json row = text::Json::object();
-    for (const Column& c : cols) row[std::string(c.name)] = field_json(c.value(pb));
+    text::Json row = column_json(pb, cols);
     const std::string reason = pb.best ? pb.best->result.metrics.unavailable_reason : "";
     row["metrics_unavailable_reason"] = reason.empty() ? text::Json(nullptr) : text::Json(reason);
     problems.push_back(std::move(row));
@@ -241,10 +202,10 @@ std::string render_report(const Database& db, std::optional<std::int64_t> sweep_
   check_sweep_results(db, *sweep_id);
   const std::vector<ProblemBest> rows = best_per_problem(db, *sweep_id);
   const Origins origins = origins_of(db, *sweep_id);
-  const std::vector<Column> cols = report_columns(origins);
+  const std::vector<ReportColumn> cols = report_columns(origins);
   switch (format) {
     case ReportFormat::Table: return render_table(summary, origins, rows, cols);
-    case ReportFormat::Csv: return render_csv(rows, cols);
+    case ReportFormat::Csv: return column_csv(rows, cols, false);
     case ReportFormat::Json: return render_json(summary, origins, rows, cols);
   }
   return {};

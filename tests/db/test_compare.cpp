@@ -1,5 +1,13 @@
-// Comparing two sweeps: provenance stated, differences classed by measured noise.
+// Comparing two sweeps: provenance stated, differences classed by measured noise, per problem
+// and per candidate, and the renderings of `gdnlab compare`.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "gdn/db/model.hpp"
+#include "gdn/db/report.hpp"
 #include "scenario.hpp"
 
 namespace gdn::db::test {
@@ -59,6 +67,100 @@ TEST(Compare, TwoSweepsOnDifferentDriversAndBuilds) {
   EXPECT_EQ(same.build_differences, "");
   EXPECT_EQ(same.difference_counts[static_cast<std::size_t>(Difference::Same)], 5);
   EXPECT_THROW(compare_sweeps(db, sc.sweep, 999), DbError);
+}
+
+TEST(Compare, GeometricMeanSkipsRatiosThatAreNotPositiveAndFinite) {
+  EXPECT_FALSE(geometric_mean({}).has_value());
+  EXPECT_NEAR(*geometric_mean({0.5, 2.0}), 1.0, 1e-15);
+  EXPECT_NEAR(*geometric_mean({4.0, 0.0, -1.0, std::nan(""), 1.0}), 2.0, 1e-15);
+  EXPECT_FALSE(geometric_mean({0.0, std::numeric_limits<double>::infinity()}).has_value());
+}
+
+// B re-measures the scenario's candidates as a second build would: A and B of P0 (B 10 % faster
+// only for A), C where the scenario only failed it, and the staged variant nowhere Passed in A.
+struct TwoBuilds {
+  Scenario sc;
+  std::int64_t sweep_b = 0;
+};
+TwoBuilds write_two_builds(Database& db) {
+  TwoBuilds t;
+  t.sc = write_scenario(db);
+  ResultsWriter w(db);
+  const std::int64_t build_b = w.register_build(build("fff0000"));
+  const std::int64_t device = w.register_device(h200());
+  t.sweep_b = w.begin_sweep(sweep_of(device, build_b));
+  insert(w, passed(t.sweep_b, t.sc.a, t.sc.p[0], 0.90));  // faster (1.00 in A)
+  insert(w, passed(t.sweep_b, t.sc.b, t.sc.p[0], 1.10));  // same
+  insert(w, passed(t.sweep_b, t.sc.c, t.sc.p[3], 2.2));   // Crashed in A: not compared
+  insert(w, passed(t.sweep_b, t.sc.b, t.sc.p[2], 9.0));   // slower (8.0 in A)
+  insert(w, failed(t.sweep_b, t.sc.c, t.sc.p[4], Outcome::Incorrect, "o rel rms 0.1"));  // Passed in A only
+  w.set_sweep_status(t.sweep_b, SweepStatus::Finished);
+  return t;
+}
+
+TEST(Compare, CandidatesPassedInBothSweepsArePairedByNameAndProblem) {
+  ScratchDir dir;
+  Database db = Database::open(dir.file("r.db"));
+  const TwoBuilds t = write_two_builds(db);
+  const std::vector<CandidateComparison> c = compare_candidates(db, t.sc.sweep, t.sweep_b);
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c[0].candidate, "gdn_fwd_A");
+  EXPECT_EQ(c[0].problem.row_index, 0);
+  EXPECT_NEAR(c[0].ratio, 0.9, 1e-12);
+  EXPECT_EQ(c[0].difference, Difference::Faster);
+  EXPECT_EQ(c[1].candidate, "gdn_fwd_B");
+  EXPECT_EQ(c[1].difference, Difference::Same);
+  EXPECT_EQ(c[2].problem.row_index, 2);
+  EXPECT_NEAR(c[2].ratio, 9.0 / 8.0, 1e-12);
+  EXPECT_EQ(c[2].difference, Difference::Slower);
+  EXPECT_EQ(c[2].a.result.sweep_id, t.sc.sweep);
+  EXPECT_EQ(c[2].b.result.sweep_id, t.sweep_b);
+  // Against itself: every Passed candidate, each the same.
+  const auto self = compare_candidates(db, t.sc.sweep, t.sc.sweep);
+  EXPECT_EQ(self.size(), 13u);
+  for (const auto& x : self) EXPECT_EQ(x.difference, Difference::Same) << x.candidate;
+}
+
+TEST(Compare, RenderingsStateBothSweepsAndSummariseTheRows) {
+  ScratchDir dir;
+  Database db = Database::open(dir.file("r.db"));
+  const TwoBuilds t = write_two_builds(db);
+  const std::string table = render_comparison(db, t.sc.sweep, t.sweep_b, CompareBy::Candidate, ReportFormat::Table);
+  EXPECT_NE(table.find("A: sweep 1"), std::string::npos) << table;
+  EXPECT_NE(table.find("B: sweep 2"), std::string::npos) << table;
+  EXPECT_NE(table.find("build differences: git abc1234 vs fff0000"), std::string::npos) << table;
+  EXPECT_NE(table.find("device differences: none"), std::string::npos) << table;
+  EXPECT_NE(table.find("rows 3, compared 3: faster 1, slower 1, same 1, unclear 0"), std::string::npos) << table;
+  // (0.9 x 1.0 x 1.125)^(1/3)
+  EXPECT_NE(table.find("geometric mean of B/A: 1.0041 (lowest 0.9000, highest 1.1250)"), std::string::npos)
+      << table;
+
+  const std::string csv = render_comparison(db, t.sc.sweep, t.sweep_b, CompareBy::Candidate, ReportFormat::Csv);
+  EXPECT_EQ(csv.rfind("shape_set,row_index,pass,h_qk,h_v,num_seqs,total_tokens,seqlens,candidate,a_p20_ms,", 0), 0u)
+      << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4) << csv;
+  EXPECT_NE(csv.find(",0.9,"), std::string::npos) << csv;  // exact, not rounded
+
+  const auto doc = nlohmann::json::parse(
+      render_comparison(db, t.sc.sweep, t.sweep_b, CompareBy::Problem, ReportFormat::Json));
+  EXPECT_EQ(doc["a"]["id"], t.sc.sweep);
+  EXPECT_EQ(doc["b"]["git_sha"], "fff0000");
+  EXPECT_EQ(doc["by"], "problem");
+  EXPECT_EQ(doc["build_differences"], "git abc1234 vs fff0000");
+  // By problem: P0 (A 1.00 -> A 0.90), P2 (B 8.0 -> B 9.0), P3 (A 2.0 -> C 2.2), P1 and P4 in
+  // A only.
+  EXPECT_EQ(doc["summary"]["rows"], 5);
+  EXPECT_EQ(doc["summary"]["compared"], 3);
+  EXPECT_EQ(doc["summary"]["classes"]["slower"], 2);
+  ASSERT_EQ(doc["rows"].size(), 5u);
+  EXPECT_EQ(doc["rows"][3]["best_a"], "gdn_fwd_A");
+  EXPECT_EQ(doc["rows"][3]["best_b"], "gdn_fwd_C");
+  EXPECT_TRUE(doc["rows"][1]["ratio"].is_null());
+  EXPECT_EQ(doc["rows"][1]["note"], "problem measured in only one sweep");
+
+  EXPECT_THROW(render_comparison(db, t.sc.sweep, 99, CompareBy::Problem, ReportFormat::Table), DbError);
+  EXPECT_EQ(parse_compare_by("candidate"), CompareBy::Candidate);
+  EXPECT_FALSE(parse_compare_by("variant").has_value());
 }
 
 }  // namespace

@@ -80,5 +80,27 @@ TEST(CompareH200Anchors, ReMeasurementMatchesEveryRowOnTheSameGpu) {
   EXPECT_LT(std::abs(log_sum / matched), std::log(1.02));  // same GPU, same build
 }
 
+TEST(CompareH200Anchors, EveryCandidateOfTheReMeasurementIsPairedWithinItsNoise) {
+  ASSERT_TRUE(std::filesystem::exists(kAnchors)) << kAnchors;
+  ScratchDir dir;
+  const std::string copy = dir.file("anchors.sqlite");
+  std::filesystem::copy_file(kAnchors, copy);
+  OpenOptions ro;
+  ro.read_only = true;
+  const Database db = Database::open(copy, ro);
+  const std::vector<CandidateComparison> c = compare_candidates(db, 2, 3);
+  // Sweep 3 re-measured sweep 2's candidates on its 61 rows: 32 forward candidates a row.
+  EXPECT_EQ(c.size(), 61u * 32u);
+  std::vector<double> ratios;
+  for (const CandidateComparison& x : c) {
+    EXPECT_EQ(x.candidate, x.a.variant.name);
+    EXPECT_EQ(x.candidate, x.b.variant.name);
+    EXPECT_EQ(x.a.problem.seqlens, x.b.problem.seqlens);
+    EXPECT_NEAR(x.ratio, 1.0, 0.02) << x.candidate << " on " << x.a.problem.seqlens;
+    ratios.push_back(x.ratio);
+  }
+  EXPECT_NEAR(*geometric_mean(ratios), 1.0, 0.002);
+}
+
 }  // namespace
 }  // namespace gdn::db::test

@@ -37,15 +37,10 @@ std::vector<std::size_t> comparison_rows(const db::SweepComparison& comparison,
 }
 
 std::optional<double> geomean_ratio(const db::SweepComparison& comparison) {
-  double log_sum = 0;
-  int n = 0;
-  for (const auto& p : comparison.problems) {
-    if (!p.ratio || !(*p.ratio > 0)) continue;
-    log_sum += std::log(*p.ratio);
-    ++n;
-  }
-  if (n == 0) return std::nullopt;
-  return std::exp(log_sum / n);
+  std::vector<double> ratios;
+  for (const auto& p : comparison.problems)
+    if (p.ratio) ratios.push_back(*p.ratio);
+  return db::geometric_mean(ratios);
 }
 
 }  // namespace gdn::gui::model

@@ -99,7 +99,7 @@ TEST_F(CliArgs, EmptyValuesAreRefusedNamingTheirOption) {
 }
 
 TEST_F(CliArgs, EverySubcommandHasHelp) {
-  for (const char* sub : {"devices", "space", "sweep", "report", "export", "gap", "gui"}) {
+  for (const char* sub : {"devices", "space", "sweep", "report", "compare", "export", "gap", "gui"}) {
     std::string out;
     EXPECT_EQ(run_command(gdnlab() + " " + sub + " --help", out), 0) << sub << "\n" << out;
     EXPECT_NE(out.find("Usage"), std::string::npos) << sub << "\n" << out;

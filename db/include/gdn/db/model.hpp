@@ -142,6 +142,26 @@ struct SweepComparison {
   std::array<std::int64_t, 4> difference_counts{};  // indexed by Difference
 };
 SweepComparison compare_sweeps(const Database& db, std::int64_t sweep_a, std::int64_t sweep_b);
+
+// One candidate (a variant with its plan pins: the variant row's name, "+lh2" suffix and all)
+// on one problem, Passed in both sweeps: the comparison of two builds or two drivers over the
+// same space, where the per-problem best may change hands.
+struct CandidateComparison {
+  ProblemRecord problem;  // from sweep A
+  gdn::Pass pass = gdn::Pass::Forward;
+  std::string candidate;
+  ResultRow a;
+  ResultRow b;
+  double ratio = 1;  // b p50 / a p50
+  Difference difference = Difference::Unclear;
+};
+// Every candidate Passed in both sweeps, problems matched by shape as compare_sweeps does, in
+// sweep A's problem order, then by candidate name.
+std::vector<CandidateComparison> compare_candidates(const Database& db, std::int64_t sweep_a,
+                                                    std::int64_t sweep_b);
+
+// exp(mean(log r)) over the positive finite ratios; nullopt when there is none.
+std::optional<double> geometric_mean(const std::vector<double>& ratios);
 Difference classify_difference(double a_p20, double a_p50, double a_p80, double b_p20,
                                double b_p50, double b_p80);
 

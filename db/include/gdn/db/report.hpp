@@ -1,4 +1,5 @@
-// Text renderings of a sweep for `gdnlab report`: the CLI only parses arguments and prints.
+// Text renderings of sweeps for `gdnlab report` and `gdnlab compare`: the CLI only parses
+// arguments and prints.
 #pragma once
 
 #include <cstdint>
@@ -19,5 +20,17 @@ std::optional<ReportFormat> parse_report_format(std::string_view text);  // tabl
 // Throws DbError::Invalid when there is no such sweep (or no sweep at all).
 std::string render_report(const Database& db, std::optional<std::int64_t> sweep_id,
                           ReportFormat format);
+
+// `gdnlab compare`: sweep B against sweep A of one database (two builds, drivers or protocols
+// over the same space). Rows by problem (each sweep's fastest Passed result, compare_sweeps) or
+// by candidate (the same variant and plan pins Passed in both, compare_candidates); ratio =
+// B p50 / A p50 (< 1: B faster), classed by the [p20, p80] bands. The table and JSON state both
+// sweeps' provenance and their device and build differences, and summarise the rows: counts
+// per class, the geometric mean of the ratios, the lowest and highest. CSV holds the rows only.
+// Throws DbError::Invalid when either sweep is absent or its results fail the integrity checks.
+enum class CompareBy : std::uint8_t { Problem, Candidate };
+std::optional<CompareBy> parse_compare_by(std::string_view text);  // problem|candidate
+std::string render_comparison(const Database& db, std::int64_t sweep_a, std::int64_t sweep_b,
+                              CompareBy by, ReportFormat format);
 
 }  // namespace gdn::db

@@ -1,0 +1,64 @@
+// gdnlab compare: sweep B against sweep A of one database, by problem or by candidate (the
+// db/ computation and rendering; this file parses arguments and writes the text).
+#include <iostream>
+#include <limits>
+
+#include "commands.hpp"
+#include "option_checks.hpp"
+#include "gdn/db/report.hpp"
+
+namespace gdn::cli {
+
+namespace {
+
+struct CompareArgs {
+  std::string db_path;
+  std::int64_t sweep_a = 0;
+  std::int64_t sweep_b = 0;
+  std::string by = "problem";
+  std::string format = "table";
+  std::string out;  // empty: stdout
+};
+
+int run_compare(const CompareArgs& a) {
+  const auto by = db::parse_compare_by(a.by);
+  if (!by) return usage_error("compare", "--by: expected problem or candidate, got '" + a.by + "'");
+  const auto fmt = db::parse_report_format(a.format);
+  if (!fmt) return usage_error("compare", "--format: expected table, csv or json, got '" + a.format + "'");
+  if (a.sweep_a == a.sweep_b)
+    return usage_error("compare", "--against: expected a sweep other than --sweep " + std::to_string(a.sweep_a) +
+                                      ", got the same");
+  if (const auto refused = refuse_directory_out("compare", a.out)) return *refused;
+  const auto database = db::Database::open(a.db_path, db::kReadExisting);
+  const std::string text = db::render_comparison(database, a.sweep_a, a.sweep_b, *by, *fmt);
+  // On stderr: stdout carries the rendering in the format asked for.
+  print_origins(std::cerr, database, a.sweep_a);
+  print_origins(std::cerr, database, a.sweep_b);
+  return write_output(a.out, text);
+}
+
+}  // namespace
+
+void add_compare(CLI::App& app, Action& run) {
+  auto* sub = app.add_subcommand(
+      "compare", "Compare two sweeps of one database (two builds, drivers or protocols): per problem or per "
+                 "candidate, B's p50 over A's, classed by the measured noise");
+  auto a = std::make_shared<CompareArgs>();
+  const auto sweep_ids = integer_in(1, std::numeric_limits<std::int64_t>::max());
+  sub->add_option("--db", a->db_path, "Results database holding both sweeps")->required();
+  sub->add_option("--sweep", a->sweep_a, "Sweep A, the reference")->required()->check(sweep_ids);
+  sub->add_option("--against", a->sweep_b, "Sweep B, compared with A")->required()->check(sweep_ids);
+  sub->add_option("--by", a->by,
+                  "problem: each sweep's fastest Passed result per problem | candidate: the same variant and "
+                  "plan pins Passed in both")
+      ->capture_default_str();
+  sub->add_option("--format", a->format, "table | csv (rows only) | json")->capture_default_str();
+  sub->add_option("--out", a->out, "Write to this file instead of stdout (replaced atomically)");
+  sub->footer("Problems match by shape (heads, dims, dtype, batch, sequence lengths), so sweeps of different "
+              "shape-set files compare. B/A = B p50 / A p50 (< 1: B faster); class: faster or slower when the "
+              "[p20, p80] bands do not overlap, same when each p50 lies in the other's band, else unclear. "
+              "To compare two builds, sweep with each into the same database.\n");
+  sub->callback([&run, a] { run = [a] { return run_compare(*a); }; });
+}
+
+}  // namespace gdn::cli

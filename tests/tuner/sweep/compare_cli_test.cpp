@@ -1,0 +1,101 @@
+// `gdnlab compare` end to end: two replayed sweeps of the bundled H200 recording in one
+// database (a full-protocol sweep and a short-protocol re-measurement, as two builds would be
+// swept), by problem and by candidate in each format, and its errors, which exit with the
+// usage status and write no output file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sweep_test_util.hpp"
+
+using namespace gdn::tuner::testing;
+
+namespace {
+const std::string kBundled = GDN_BUNDLED_H200_DB;
+
+// Passed results with a median in the recording's sweep: the candidates both replays pair.
+std::size_t passed_count(const std::string& path) {
+  std::size_t n = 0;
+  for (const auto& r : all_results(path))
+    n += r.result.outcome == gdn::db::Outcome::Passed && r.result.latency_p50_ms ? 1 : 0;
+  return n;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class CompareCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = temp_dir("compare");
+    db = dir + "/two.db";
+    const std::string replay = gdnlab() + " sweep --replay " + kBundled + " --shapes smoke --db " + db + " --no-progress ";
+    ASSERT_EQ(run_command(replay, out), 0) << out;
+    ASSERT_EQ(run_command(replay + "--min-samples 10 --max-samples 20 --target-spread 0.5", out), 0) << out;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+  void expect_rejected(const std::string& args, const std::string& named) {
+    const std::string file = dir + "/compare.out";
+    const int rc = run_command(gdnlab() + " compare " + args + " --out " + file, out);
+    EXPECT_EQ(rc, 2) << args << "\n" << out;
+    EXPECT_NE(out.find(named), std::string::npos) << args << "\n" << out;
+    EXPECT_FALSE(std::filesystem::exists(file)) << args << " wrote an output file";
+  }
+  std::string dir, db, out;
+};
+}  // namespace
+
+TEST_F(CompareCli, ByProblemAsATableStatesBothSweepsAndSummarises) {
+  ASSERT_EQ(run_command(gdnlab() + " compare --db " + db + " --sweep 1 --against 2", out), 0) << out;
+  EXPECT_NE(out.find("A: sweep 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("B: sweep 2"), std::string::npos) << out;
+  EXPECT_NE(out.find("NVIDIA H200"), std::string::npos) << out;
+  EXPECT_NE(out.find("device differences: none"), std::string::npos) << out;
+  EXPECT_NE(out.find("by problem"), std::string::npos) << out;
+  EXPECT_NE(out.find("geometric mean of B/A: "), std::string::npos) << out;
+}
+
+TEST_F(CompareCli, ByCandidatePairsEveryReplayedCandidateIntoAFile) {
+  const std::string file = dir + "/cmp.json";
+  ASSERT_EQ(run_command(gdnlab() + " compare --db " + db + " --sweep 1 --against 2 --by candidate --format json --out " +
+                            file, out), 0) << out;
+  EXPECT_NE(out.find("wrote " + file), std::string::npos) << out;
+  const std::string json = read_file(file);
+  const auto doc = nlohmann::json::parse(json);
+  EXPECT_EQ(doc["a"]["id"], 1) << json;
+  EXPECT_EQ(doc["b"]["id"], 2) << json;
+  EXPECT_EQ(doc["by"], "candidate");
+  // The same recording replayed twice: every Passed candidate in both, each ratio present.
+  const std::size_t passed = passed_count(kBundled);
+  EXPECT_EQ(doc["rows"].size(), passed) << json;
+  EXPECT_EQ(doc["summary"]["compared"], passed) << json;
+  for (const auto& r : doc["rows"]) {
+    EXPECT_FALSE(r["ratio"].is_null()) << json;
+    EXPECT_EQ(r["candidate"].get<std::string>().rfind("gdn_", 0), 0u) << json;
+  }
+  ASSERT_EQ(run_command(gdnlab() + " compare --db " + db + " --sweep 2 --against 1 --by candidate --format csv", out),
+            0) << out;
+  EXPECT_EQ(out.rfind("shape_set,row_index,pass,h_qk,h_v,num_seqs,total_tokens,seqlens,candidate,", 0), 0u) << out;
+}
+
+TEST_F(CompareCli, ErrorsExitWithTheUsageStatusAndWriteNothing) {
+  expect_rejected("--db " + db + " --sweep 1 --against 1", "--against: expected a sweep other than --sweep 1");
+  expect_rejected("--db " + db + " --sweep 1 --against 9", "9");
+  expect_rejected("--db " + db + " --sweep 1 --against 2 --by variant", "--by: expected problem or candidate, got 'variant'");
+  expect_rejected("--db " + db + " --sweep 1 --against 2 --format xml", "--format: expected table, csv or json, got 'xml'");
+  expect_rejected("--db " + dir + "/missing.db --sweep 1 --against 2", "does not exist");
+  expect_rejected("--db " + db + " --sweep 1", "--against");
+  expect_rejected("--db " + db + " --sweep 0 --against 2", "--sweep");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/missing.db"));
+  const int rc = run_command(gdnlab() + " compare --db " + db + " --sweep 1 --against 2 --out " + dir, out);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("--out: expected a file path, got the directory"), std::string::npos) << out;
+}
