@@ -12,17 +12,23 @@ void add_gui(CLI::App& app, Action& run) {
   auto* sub = app.add_subcommand("gui", "Open the tuning dashboard over a results database");
   auto o = std::make_shared<gui::DashboardOptions>();
   auto tab = std::make_shared<std::string>("results");
+  auto compare_by = std::make_shared<std::string>("problem");
   auto size = std::make_shared<std::string>();
   sub->add_option("--db", o->db_path, "Results database (opened read-only)")->required();
   sub->add_option("--screenshot", o->screenshot_png, "Render headless, write this PNG and exit");
   sub->add_option("--frames", o->frames, "Frames to render before exiting (0: until closed)")->check(CLI::NonNegativeNumber);
   sub->add_option("--tab", *tab, "First tab: results | plots | compare | selection")->capture_default_str();
+  sub->add_option("--compare-by", *compare_by,
+                  "Rows of the compare tab: problem (each sweep's fastest) | candidate (the same variant and pins "
+                  "in both)")
+      ->capture_default_str();
   sub->add_option("--size", *size, "Window / framebuffer size WxH, e.g. 1600x1000");
   sub->add_flag("--frame-stats", o->print_frame_stats, "Print a frame-time summary at exit");
-  sub->callback([&run, o, tab, size] {
-    run = [o, tab, size]() -> int {
+  sub->callback([&run, o, tab, compare_by, size] {
+    run = [o, tab, compare_by, size]() -> int {
       try {
         o->tab = gui::parse_tab(*tab);
+        o->compare_by_candidate = gui::parse_compare_by_candidate(*compare_by);
       } catch (const std::invalid_argument& e) {
         return usage_error("gui", e.what());
       }

@@ -35,6 +35,18 @@ void add_dashboard_options(CLI::App& app, DashboardOptions& options) {
          "Tab shown first: results | plots | compare | selection")
       ->default_str("results");
   app.add_option_function<std::string>(
+         "--compare-by",
+         [&options](const std::string& text) {
+           try {
+             options.compare_by_candidate = parse_compare_by_candidate(text);
+           } catch (const std::invalid_argument& e) {
+             throw CLI::ValidationError("--compare-by", e.what());
+           }
+         },
+         "Rows of the compare tab: problem (each sweep's fastest) | candidate (the same variant and "
+         "pins in both)")
+      ->default_str("problem");
+  app.add_option_function<std::string>(
          "--size",
          [&options](const std::string& text) {
            int w = 0, h = 0;

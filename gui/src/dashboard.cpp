@@ -2,6 +2,8 @@
 // place database errors can arise, caught here and shown in the window), then draw.
 #include "gdn/gui/dashboard.hpp"
 
+#include "gdn/db/report.hpp"
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -25,6 +27,12 @@ Tab parse_tab(const std::string& text) {
     if (text == tab_name(t)) return t;
   throw std::invalid_argument("--tab: expected results, plots, compare or selection, got '" +
                               text + "'");
+}
+
+bool parse_compare_by_candidate(const std::string& text) {
+  const auto by = db::parse_compare_by(text);
+  if (!by) throw std::invalid_argument("--compare-by: expected problem or candidate, got '" + text + "'");
+  return *by == db::CompareBy::Candidate;
 }
 
 const char* tab_name(Tab tab) {
@@ -196,6 +204,7 @@ int run_dashboard(const DashboardOptions& options) {
 
   DashboardState state(options);
   Panels panels;
+  panels.compare.set_by_candidate(options.compare_by_candidate);
   FrameStats stats;
   Tab active = options.tab;
   const auto start = std::chrono::steady_clock::now();

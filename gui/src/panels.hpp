@@ -94,14 +94,20 @@ class ComparePanel {
  public:
   void update(DashboardState& state, bool visible);
   void draw(DashboardState& state);
+  void set_by_candidate(bool by_candidate) { by_ = by_candidate ? 1 : 0; }
 
  private:
   std::uint64_t built_generation_ = ~0ull;
   std::int64_t built_a_ = -1, built_b_ = -1;
   std::optional<db::SweepComparison> comparison_;
+  std::vector<db::CandidateComparison> candidates_;  // by candidate: built when first shown
+  bool candidates_built_ = false;
+  std::vector<model::ComparedRow> rows_;  // of the granularity shown
   model::XYPlot ratio_plot_;
   std::string error_;
   int class_filter_ = -1;  // -1: all, else a db::Difference
+  int by_ = 0;             // 0: by problem, 1: by candidate
+  int built_by_ = -1;
   RecomputeGate gate_;
 };
 

@@ -32,7 +32,9 @@ TEST(CompareView, RatioPlotHasOnePointPerComparableProblemInItsClassSeries) {
   db::Database db = db::Database::open(path);
   const db::SweepComparison cmp = db::compare_sweeps(db, ids.sweeps[0], ids.sweeps[1]);
   ASSERT_EQ(cmp.problems.size(), 6u);
-  const XYPlot plot = comparison_ratio_plot(cmp);
+  const std::vector<ComparedRow> rows = compared_rows(cmp);
+  ASSERT_EQ(rows.size(), 6u);
+  const XYPlot plot = comparison_ratio_plot(rows, false);
   ASSERT_EQ(plot.series.size(), 4u);
   std::size_t points = 0;
   for (std::size_t c = 0; c < 4; ++c) {
@@ -53,15 +55,42 @@ TEST(CompareView, RatioPlotHasOnePointPerComparableProblemInItsClassSeries) {
       log_sum += std::log(*p.ratio);
     }
   EXPECT_EQ(points, with_ratio);
-  ASSERT_TRUE(geomean_ratio(cmp).has_value());
-  EXPECT_NEAR(*geomean_ratio(cmp), std::exp(log_sum / double(log_n)), 1e-12);
+  ASSERT_TRUE(geomean_ratio(rows).has_value());
+  EXPECT_NEAR(*geomean_ratio(rows), std::exp(log_sum / double(log_n)), 1e-12);
   // The second build is 5% faster on the larger problems: at least one of those is classed Faster.
   EXPECT_GT(cmp.difference_counts[static_cast<std::size_t>(db::Difference::Faster)], 0);
+  const auto counts = class_counts(rows);
   std::size_t total = 0;
-  for (int c = 0; c < 4; ++c)
-    total += comparison_rows(cmp, static_cast<db::Difference>(c)).size();
+  for (int c = 0; c < 4; ++c) {
+    EXPECT_EQ(counts[static_cast<std::size_t>(c)], cmp.difference_counts[static_cast<std::size_t>(c)]);
+    total += comparison_rows(rows, static_cast<db::Difference>(c)).size();
+  }
   EXPECT_EQ(total, cmp.problems.size());
-  EXPECT_EQ(comparison_rows(cmp, std::nullopt).size(), cmp.problems.size());
+  EXPECT_EQ(comparison_rows(rows, std::nullopt).size(), cmp.problems.size());
+}
+
+TEST(CompareView, ByCandidateEveryCandidateOfBothSweepsIsARow) {
+  gdn::gui::testing::TempDir dir;
+  const std::string path = dir.file("c.db");
+  const auto ids = gdn::gui::testing::make_test_db(path, {.variants = 12, .problems = 6});
+  db::Database db = db::Database::open(path);
+  const auto candidates = db::compare_candidates(db, ids.sweeps[0], ids.sweeps[1]);
+  ASSERT_FALSE(candidates.empty());
+  const std::vector<ComparedRow> rows = compared_rows(candidates);
+  ASSERT_EQ(rows.size(), candidates.size());
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_NE(rows[i].label.find(candidates[i].candidate), std::string::npos) << rows[i].label;
+    EXPECT_DOUBLE_EQ(*rows[i].ratio, candidates[i].ratio);
+    EXPECT_EQ(rows[i].difference, candidates[i].difference);
+    ratios.push_back(candidates[i].ratio);
+  }
+  EXPECT_EQ(*geomean_ratio(rows), *db::geometric_mean(ratios));
+  const XYPlot plot = comparison_ratio_plot(rows, true);
+  EXPECT_EQ(plot.x_label, "candidate");
+  std::size_t points = 0;
+  for (const auto& series : plot.series) points += series.size();
+  EXPECT_EQ(points, rows.size());
 }
 
 TEST(SelectionView, PreviewIsExactlyWhatTheExportWrites) {

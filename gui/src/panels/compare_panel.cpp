@@ -1,4 +1,5 @@
-// Compare: sweep A against sweep B per problem (best Passed variant on each side), each
+// Compare: sweep A against sweep B per problem (best Passed variant on each side) or per
+// candidate (the same variant and plan pins Passed on both sides: an A/B of two builds), each
 // difference classed same / faster / slower / unclear by the measured p20..p80 bands, with the
 // device and build differences stated above the table.
 #include <imgui.h>
@@ -30,20 +31,29 @@ void ComparePanel::update(DashboardState& state, bool visible) {
   // The comparison runs queries over both sweeps: only when the tab is shown and something
   // changed, never per frame.
   if (!visible || !state.session.is_open()) return;
-  const bool inputs_changed = built_a_ != state.sweep_a || built_b_ != state.sweep_b;
+  const bool inputs_changed = built_a_ != state.sweep_a || built_b_ != state.sweep_b || built_by_ != by_;
   if (!gate_.should_build(inputs_changed, built_generation_ != state.data_generation)) return;
   const auto start = std::chrono::steady_clock::now();
+  if (built_a_ != state.sweep_a || built_b_ != state.sweep_b || built_generation_ != state.data_generation)
+    candidates_built_ = false;  // the candidates are queried again only when shown
   built_generation_ = state.data_generation;
   built_a_ = state.sweep_a;
   built_b_ = state.sweep_b;
+  built_by_ = by_;
   comparison_.reset();
+  rows_.clear();
   error_.clear();
   if (state.sweep_a != 0 && state.sweep_b != 0 && state.sweep_a == state.sweep_b)
     error_ = "A and B are the same sweep: pick another sweep as B in the sweeps table.";
   if (state.sweep_a != 0 && state.sweep_b != 0 && error_.empty()) {
     try {
       comparison_ = db::compare_sweeps(state.session.db(), state.sweep_a, state.sweep_b);
-      ratio_plot_ = model::comparison_ratio_plot(*comparison_);
+      if (by_ == 1 && !candidates_built_) {
+        candidates_ = db::compare_candidates(state.session.db(), state.sweep_a, state.sweep_b);
+        candidates_built_ = true;
+      }
+      rows_ = by_ == 1 ? model::compared_rows(candidates_) : model::compared_rows(*comparison_);
+      ratio_plot_ = model::comparison_ratio_plot(rows_, by_ == 1);
     } catch (const db::DbError& e) {
       if (e.kind() != db::DbError::Kind::Invalid) throw;  // file trouble: the session shows it
       error_ = e.what();
@@ -76,19 +86,24 @@ void ComparePanel::draw(DashboardState& state) {
     ImGui::TextColored({0.95f, 0.8f, 0.3f, 1}, "build differs: %s",
                        cmp.build_differences.c_str());
 
+  ImGui::RadioButton("by problem", &by_, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("by candidate (the same variant and pins in both)", &by_, 1);
+  if (built_by_ != by_) return;  // rebuilt by the next update
+
   constexpr db::Difference kClasses[] = {db::Difference::Same, db::Difference::Faster,
                                          db::Difference::Slower, db::Difference::Unclear};
+  const auto counts = model::class_counts(rows_);
   ImGui::RadioButton("all", &class_filter_, -1);
   for (db::Difference d : kClasses) {
     ImGui::SameLine();
     const std::string label = std::string(db::to_string(d)) + " (" +
-                              std::to_string(cmp.difference_counts[static_cast<std::size_t>(d)]) +
-                              ")";
+                              std::to_string(counts[static_cast<std::size_t>(d)]) + ")";
     ImGui::PushStyleColor(ImGuiCol_Text, ui::difference_color(d));
     ImGui::RadioButton(label.c_str(), &class_filter_, static_cast<int>(d));
     ImGui::PopStyleColor();
   }
-  if (const auto g = model::geomean_ratio(cmp)) {
+  if (const auto g = model::geomean_ratio(rows_)) {
     ImGui::SameLine();
     ImGui::Text("   geometric mean B/A: %.3f", *g);
   }
@@ -96,16 +111,17 @@ void ComparePanel::draw(DashboardState& state) {
   draw::xy_plot("ratio", ratio_plot_, {-1, 240});
 
   const auto rows = model::comparison_rows(
-      cmp, class_filter_ < 0 ? std::nullopt
-                             : std::optional<db::Difference>(static_cast<db::Difference>(class_filter_)));
+      rows_, class_filter_ < 0 ? std::nullopt
+                               : std::optional<db::Difference>(static_cast<db::Difference>(class_filter_)));
+  const bool by_candidate = by_ == 1;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable |
                                 ImGuiTableFlags_SizingStretchProp;
   if (!ImGui::BeginTable("compare", 5, flags)) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("problem", 0, 2.2f);
-  ImGui::TableSetupColumn("best A  p50 [p20, p80]", 0, 2.0f);
-  ImGui::TableSetupColumn("best B  p50 [p20, p80]", 0, 2.0f);
+  ImGui::TableSetupColumn(by_candidate ? "A  p50 [p20, p80]" : "best A  p50 [p20, p80]", 0, 2.0f);
+  ImGui::TableSetupColumn(by_candidate ? "B  p50 [p20, p80]" : "best B  p50 [p20, p80]", 0, 2.0f);
   ImGui::TableSetupColumn("B / A", 0, 0.5f);
   ImGui::TableSetupColumn("class", 0, 1.0f);
   ImGui::TableHeadersRow();
@@ -113,20 +129,24 @@ void ComparePanel::draw(DashboardState& state) {
   clipper.Begin(static_cast<int>(rows.size()));
   while (clipper.Step()) {
     for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
-      const db::ProblemComparison& p = cmp.problems[rows[static_cast<std::size_t>(i)]];
+      const std::size_t at = rows[static_cast<std::size_t>(i)];
+      const db::ProblemRecord& problem = by_candidate ? candidates_[at].problem : cmp.problems[at].problem;
+      const std::string a = by_candidate ? side_text(candidates_[at].a) : side_text(cmp.problems[at].best_a);
+      const std::string b = by_candidate ? side_text(candidates_[at].b) : side_text(cmp.problems[at].best_b);
+      const std::string note = by_candidate ? std::string() : cmp.problems[at].note;
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(model::describe_problem(p.problem).c_str());
+      ImGui::TextUnformatted(model::describe_problem(problem).c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(side_text(p.best_a).c_str());
+      ImGui::TextUnformatted(a.c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(side_text(p.best_b).c_str());
+      ImGui::TextUnformatted(b.c_str());
       ImGui::TableNextColumn();
-      if (p.ratio) ImGui::Text("%.3f", *p.ratio);
+      if (rows_[at].ratio) ImGui::Text("%.3f", *rows_[at].ratio);
       ImGui::TableNextColumn();
-      ImGui::TextColored(ui::difference_color(p.difference), "%s",
-                         std::string(db::to_string(p.difference)).c_str());
-      ui::hover_text(p.note);
+      ImGui::TextColored(ui::difference_color(rows_[at].difference), "%s",
+                         std::string(db::to_string(rows_[at].difference)).c_str());
+      ui::hover_text(note);
     }
   }
   ImGui::EndTable();

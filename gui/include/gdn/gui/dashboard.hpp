@@ -11,6 +11,9 @@ enum class Tab { Results, Plots, Compare, Selection };
 // "results" | "plots" | "compare" | "selection"; throws std::invalid_argument naming the
 // option and the accepted values otherwise.
 Tab parse_tab(const std::string& text);
+// --compare-by: "problem" (false) or "candidate" (true); std::invalid_argument naming the option
+// otherwise.
+bool parse_compare_by_candidate(const std::string& text);
 const char* tab_name(Tab tab);
 
 struct DashboardOptions {
@@ -18,6 +21,7 @@ struct DashboardOptions {
   std::string screenshot_png;  // --screenshot: render headless, write this PNG, exit
   int frames = 0;              // --frames: frames to render before exiting; 0 = until closed
   Tab tab = Tab::Results;      // --tab
+  bool compare_by_candidate = false;  // --compare-by candidate: the compare tab's rows per candidate
   int width = 1600, height = 1000;  // --size WxH of the window / framebuffer
   bool print_frame_stats = false;   // --frame-stats: frame time summary on stdout at exit
   double refresh_interval_s = 1.0;  // how often the live view polls the database for changes
