@@ -15,7 +15,9 @@
 //      CTA walks the launch plan's local_heads value heads of one q/k head in order, summing
 //      their dq, dk (dg with its reverse chunk-local cumsum fused, dbeta per head);
 //   4. when local_heads is less than the group (Hv / Hk), the deterministic sum of those
-//      partial dq, dk over the group.
+//      partial dq, dk over the group;
+//   5. the fp32 repair of each sequence's short last chunk (short_chunk.cu), from the caller's
+//      dht and h0, over the 16-bit outputs there.
 // Workspace (beyond the forward's tables, gamma and T):
 //   states16  [max_chunks, Hv, V, K] 16-bit  S^T at each chunk's start (transposed: the
 //                                             column-warp loop's register layout)
