@@ -1,6 +1,8 @@
-// gdnlab compare: sweep B against sweep A of one database, by problem or by candidate (the
+// gdnlab compare: sweep B against sweep A (of one database or two), by problem or by candidate (the
 // db/ computation and rendering; this file parses arguments and writes the text).
+#include <filesystem>
 #include <iostream>
+#include <optional>
 #include <limits>
 
 #include "commands.hpp"
@@ -13,6 +15,7 @@ namespace {
 
 struct CompareArgs {
   std::string db_path;
+  std::string against_db;  // empty: db_path
   std::int64_t sweep_a = 0;
   std::int64_t sweep_b = 0;
   std::string by = "problem";
@@ -25,15 +28,22 @@ int run_compare(const CompareArgs& a) {
   if (!by) return usage_error("compare", "--by: expected problem or candidate, got '" + a.by + "'");
   const auto fmt = db::parse_report_format(a.format);
   if (!fmt) return usage_error("compare", "--format: expected table, csv or json, got '" + a.format + "'");
-  if (a.sweep_a == a.sweep_b)
-    return usage_error("compare", "--against: expected a sweep other than --sweep " + std::to_string(a.sweep_a) +
-                                      ", got the same");
   if (const auto refused = refuse_directory_out("compare", a.out)) return *refused;
   const auto database = db::Database::open(a.db_path, db::kReadExisting);
-  const std::string text = db::render_comparison(database, a.sweep_a, a.sweep_b, *by, *fmt);
+  // Sweep B's database: --db's unless --against-db names another file.
+  std::error_code ec;
+  const bool other_file = !a.against_db.empty() && !std::filesystem::equivalent(a.db_path, a.against_db, ec);
+  std::optional<db::Database> other;
+  if (other_file) other.emplace(db::Database::open(a.against_db, db::kReadExisting));
+  const db::Database& database_b = other ? *other : database;
+  if (!other_file && a.sweep_a == a.sweep_b)
+    return usage_error("compare", "--against: expected a sweep other than --sweep " + std::to_string(a.sweep_a) +
+                                      " of the same database, got the same");
+  const std::string text =
+      db::render_comparison(db::SweepRef{database, a.sweep_a}, db::SweepRef{database_b, a.sweep_b}, *by, *fmt);
   // On stderr: stdout carries the rendering in the format asked for.
   print_origins(std::cerr, database, a.sweep_a);
-  print_origins(std::cerr, database, a.sweep_b);
+  print_origins(std::cerr, database_b, a.sweep_b);
   return write_output(a.out, text);
 }
 
@@ -41,13 +51,14 @@ int run_compare(const CompareArgs& a) {
 
 void add_compare(CLI::App& app, Action& run) {
   auto* sub = app.add_subcommand(
-      "compare", "Compare two sweeps of one database (two builds, drivers or protocols): per problem or per "
+      "compare", "Compare two sweeps (two builds, drivers or protocols): per problem or per "
                  "candidate, B's p50 over A's, classed by the measured noise");
   auto a = std::make_shared<CompareArgs>();
   const auto sweep_ids = integer_in(1, std::numeric_limits<std::int64_t>::max());
-  sub->add_option("--db", a->db_path, "Results database holding both sweeps")->required();
+  sub->add_option("--db", a->db_path, "Results database of sweep A (and of B, without --against-db)")->required();
   sub->add_option("--sweep", a->sweep_a, "Sweep A, the reference")->required()->check(sweep_ids);
   sub->add_option("--against", a->sweep_b, "Sweep B, compared with A")->required()->check(sweep_ids);
+  sub->add_option("--against-db", a->against_db, "Results database of sweep B, when it is another file");
   sub->add_option("--by", a->by,
                   "problem: each sweep's fastest Passed result per problem | candidate: the same variant and "
                   "plan pins Passed in both")
@@ -57,7 +68,7 @@ void add_compare(CLI::App& app, Action& run) {
   sub->footer("Problems match by shape (heads, dims, dtype, batch, sequence lengths), so sweeps of different "
               "shape-set files compare. B/A = B p50 / A p50 (< 1: B faster); class: faster or slower when the "
               "[p20, p80] bands do not overlap, same when each p50 lies in the other's band, else unclear. "
-              "To compare two builds, sweep with each into the same database.\n");
+              "To compare two builds, sweep with each into the same database, or name the second with --against-db.\n");
   sub->callback([&run, a] { run = [a] { return run_compare(*a); }; });
 }
 

@@ -110,10 +110,9 @@ std::optional<double> geometric_mean(const std::vector<double>& ratios) {
   return std::exp(log_sum / n);
 }
 
-std::vector<CandidateComparison> compare_candidates(const Database& db, std::int64_t sweep_a,
-                                                    std::int64_t sweep_b) {
-  const auto in_a = passed_by_candidate(db, sweep_a);
-  const auto in_b = passed_by_candidate(db, sweep_b);
+std::vector<CandidateComparison> compare_candidates(SweepRef a, SweepRef b) {
+  const auto in_a = passed_by_candidate(a.db, a.id);
+  const auto in_b = passed_by_candidate(b.db, b.id);
   std::vector<CandidateComparison> out;
   for (const auto& [key, a] : in_a) {
     const auto it = in_b.find(key);
@@ -147,14 +146,14 @@ Difference classify_difference(double a_p20, double a_p50, double a_p80, double 
   return b_median_in_a && a_median_in_b ? Difference::Same : Difference::Unclear;
 }
 
-SweepComparison compare_sweeps(const Database& db, std::int64_t sweep_a, std::int64_t sweep_b) {
+SweepComparison compare_sweeps(SweepRef a, SweepRef b) {
   SweepComparison out;
-  out.a = sweep_summary(db, sweep_a);
-  out.b = sweep_summary(db, sweep_b);
+  out.a = sweep_summary(a.db, a.id);
+  out.b = sweep_summary(b.db, b.id);
   out.device_differences = device_differences(out.a.device, out.b.device);
   out.build_differences = build_differences(out.a.build, out.b.build);
-  const std::vector<ProblemBest> best_a = best_per_problem(db, sweep_a);
-  const std::vector<ProblemBest> best_b = best_per_problem(db, sweep_b);
+  const std::vector<ProblemBest> best_a = best_per_problem(a.db, a.id);
+  const std::vector<ProblemBest> best_b = best_per_problem(b.db, b.id);
   std::map<ShapeKey, const ProblemBest*> by_shape_b;
   for (const ProblemBest& pb : best_b) by_shape_b.emplace(shape_key(pb), &pb);
   std::map<ShapeKey, bool> matched;

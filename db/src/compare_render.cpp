@@ -111,12 +111,17 @@ Summary summarise(const std::vector<CompareRow>& rows) {
   return s;
 }
 
-std::string render_table(const SweepComparison& cmp, CompareBy by, const std::vector<CompareRow>& rows,
-                         const std::vector<Column<CompareRow>>& cols) {
+// The two databases' paths when the sweeps come from different files, else empty.
+struct Files {
+  std::string a, b;
+};
+
+std::string render_table(const SweepComparison& cmp, const Files& files, CompareBy by,
+                         const std::vector<CompareRow>& rows, const std::vector<Column<CompareRow>>& cols) {
   const Summary s = summarise(rows);
   std::ostringstream o;
-  o << "A: " << sweep_line(cmp.a) << "\n"
-    << "B: " << sweep_line(cmp.b) << "\n"
+  o << "A: " << (files.a.empty() ? "" : files.a + ": ") << sweep_line(cmp.a) << "\n"
+    << "B: " << (files.b.empty() ? "" : files.b + ": ") << sweep_line(cmp.b) << "\n"
     << "device differences: " << (cmp.device_differences.empty() ? "none" : cmp.device_differences) << "\n"
     << "build differences: " << (cmp.build_differences.empty() ? "none" : cmp.build_differences) << "\n"
     << (by == CompareBy::Problem ? "by problem: each sweep's fastest Passed result"
@@ -133,17 +138,19 @@ std::string render_table(const SweepComparison& cmp, CompareBy by, const std::ve
   return o.str();
 }
 
-std::string render_json(const SweepComparison& cmp, CompareBy by, const std::vector<CompareRow>& rows,
-                        const std::vector<Column<CompareRow>>& cols) {
+std::string render_json(const SweepComparison& cmp, const Files& files, CompareBy by,
+                        const std::vector<CompareRow>& rows, const std::vector<Column<CompareRow>>& cols) {
   const Summary s = summarise(rows);
   text::Json out_rows = text::Json::array();
   for (const CompareRow& r : rows) out_rows.push_back(column_json(r, cols));
   text::Json classes = text::Json::object();
   for (const Difference d : {Difference::Same, Difference::Faster, Difference::Slower, Difference::Unclear})
     classes[std::string(to_string(d))] = s.classes[static_cast<std::size_t>(d)];
+  text::Json side_a = sweep_json(cmp.a), side_b = sweep_json(cmp.b);
+  if (!files.a.empty()) side_a["database"] = files.a, side_b["database"] = files.b;
   const text::Json doc = {
-      {"a", sweep_json(cmp.a)},
-      {"b", sweep_json(cmp.b)},
+      {"a", std::move(side_a)},
+      {"b", std::move(side_b)},
       {"device_differences", cmp.device_differences},
       {"build_differences", cmp.build_differences},
       {"by", by == CompareBy::Problem ? "problem" : "candidate"},
@@ -166,18 +173,18 @@ std::optional<CompareBy> parse_compare_by(std::string_view text) {
   return std::nullopt;
 }
 
-std::string render_comparison(const Database& db, std::int64_t sweep_a, std::int64_t sweep_b,
-                              CompareBy by, ReportFormat format) {
-  const SweepComparison cmp = compare_sweeps(db, sweep_a, sweep_b);  // throws on an absent sweep
-  check_sweep_results(db, sweep_a);
-  check_sweep_results(db, sweep_b);
+std::string render_comparison(SweepRef a, SweepRef b, CompareBy by, ReportFormat format) {
+  const SweepComparison cmp = compare_sweeps(a, b);  // throws on an absent sweep
+  check_sweep_results(a.db, a.id);
+  check_sweep_results(b.db, b.id);
   const std::vector<CompareRow> rows =
-      by == CompareBy::Problem ? rows_by_problem(cmp) : rows_by_candidate(compare_candidates(db, sweep_a, sweep_b));
+      by == CompareBy::Problem ? rows_by_problem(cmp) : rows_by_candidate(compare_candidates(a, b));
+  const Files files{&a.db == &b.db ? std::string() : a.db.path(), &a.db == &b.db ? std::string() : b.db.path()};
   const std::vector<Column<CompareRow>> cols = compare_columns(by);
   switch (format) {
-    case ReportFormat::Table: return render_table(cmp, by, rows, cols);
+    case ReportFormat::Table: return render_table(cmp, files, by, rows, cols);
     case ReportFormat::Csv: return column_csv(rows, cols, true);
-    case ReportFormat::Json: return render_json(cmp, by, rows, cols);
+    case ReportFormat::Json: return render_json(cmp, files, by, rows, cols);
   }
   return {};
 }

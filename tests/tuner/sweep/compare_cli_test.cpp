@@ -86,6 +86,26 @@ TEST_F(CompareCli, ByCandidatePairsEveryReplayedCandidateIntoAFile) {
   EXPECT_EQ(out.rfind("shape_set,row_index,pass,h_qk,h_v,num_seqs,total_tokens,seqlens,candidate,", 0), 0u) << out;
 }
 
+TEST_F(CompareCli, SweepsOfTwoDatabasesCompareAndNameTheirFiles) {
+  const std::string other = dir + "/other.db";
+  ASSERT_EQ(run_command(gdnlab() + " sweep --replay " + kBundled + " --shapes smoke --db " + other +
+                            " --no-progress --min-samples 10 --max-samples 20 --target-spread 0.5", out), 0) << out;
+  // Sweep 1 of each file: the same id, different databases.
+  ASSERT_EQ(run_command(gdnlab() + " compare --db " + db + " --sweep 1 --against 1 --against-db " + other +
+                            " --by candidate", out), 0) << out;
+  EXPECT_NE(out.find("A: " + db + ": sweep 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("B: " + other + ": sweep 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("geometric mean of B/A: "), std::string::npos) << out;
+  ASSERT_EQ(run_command(gdnlab() + " compare --db " + db + " --sweep 1 --against 1 --against-db " + other +
+                            " --format json", out), 0) << out;
+  const auto doc = nlohmann::json::parse(out);
+  EXPECT_EQ(doc["a"]["database"], db);
+  EXPECT_EQ(doc["b"]["database"], other);
+  // The same file named twice is one database: sweep 1 against itself is refused.
+  expect_rejected("--db " + db + " --sweep 1 --against 1 --against-db " + db, "--against: expected a sweep other");
+  expect_rejected("--db " + db + " --sweep 1 --against 1 --against-db " + dir + "/missing.db", "does not exist");
+}
+
 TEST_F(CompareCli, ErrorsExitWithTheUsageStatusAndWriteNothing) {
   expect_rejected("--db " + db + " --sweep 1 --against 1", "--against: expected a sweep other than --sweep 1");
   expect_rejected("--db " + db + " --sweep 1 --against 9", "9");

@@ -141,7 +141,16 @@ struct SweepComparison {
   std::vector<ProblemComparison> problems;  // matched by shape (heads, dims, dtype, batch, seqlens)
   std::array<std::int64_t, 4> difference_counts{};  // indexed by Difference
 };
-SweepComparison compare_sweeps(const Database& db, std::int64_t sweep_a, std::int64_t sweep_b);
+// A sweep of a database: the two sides of a comparison may live in different files (two builds
+// swept into two databases).
+struct SweepRef {
+  const Database& db;
+  std::int64_t id = 0;
+};
+SweepComparison compare_sweeps(SweepRef a, SweepRef b);
+inline SweepComparison compare_sweeps(const Database& db, std::int64_t sweep_a, std::int64_t sweep_b) {
+  return compare_sweeps(SweepRef{db, sweep_a}, SweepRef{db, sweep_b});
+}
 
 // One candidate (a variant with its plan pins: the variant row's name, "+lh2" suffix and all)
 // on one problem, Passed in both sweeps: the comparison of two builds or two drivers over the
@@ -157,8 +166,11 @@ struct CandidateComparison {
 };
 // Every candidate Passed in both sweeps, problems matched by shape as compare_sweeps does, in
 // sweep A's problem order, then by candidate name.
-std::vector<CandidateComparison> compare_candidates(const Database& db, std::int64_t sweep_a,
-                                                    std::int64_t sweep_b);
+std::vector<CandidateComparison> compare_candidates(SweepRef a, SweepRef b);
+inline std::vector<CandidateComparison> compare_candidates(const Database& db, std::int64_t sweep_a,
+                                                           std::int64_t sweep_b) {
+  return compare_candidates(SweepRef{db, sweep_a}, SweepRef{db, sweep_b});
+}
 
 // exp(mean(log r)) over the positive finite ratios; nullopt when there is none.
 std::optional<double> geometric_mean(const std::vector<double>& ratios);

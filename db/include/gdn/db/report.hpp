@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "gdn/db/database.hpp"
+#include "gdn/db/model.hpp"
 
 namespace gdn::db {
 
@@ -21,7 +22,7 @@ std::optional<ReportFormat> parse_report_format(std::string_view text);  // tabl
 std::string render_report(const Database& db, std::optional<std::int64_t> sweep_id,
                           ReportFormat format);
 
-// `gdnlab compare`: sweep B against sweep A of one database (two builds, drivers or protocols
+// `gdnlab compare`: sweep B against sweep A (two builds, drivers or protocols
 // over the same space). Rows by problem (each sweep's fastest Passed result, compare_sweeps) or
 // by candidate (the same variant and plan pins Passed in both, compare_candidates); ratio =
 // B p50 / A p50 (< 1: B faster), classed by the [p20, p80] bands. The table and JSON state both
@@ -30,7 +31,12 @@ std::string render_report(const Database& db, std::optional<std::int64_t> sweep_
 // Throws DbError::Invalid when either sweep is absent or its results fail the integrity checks.
 enum class CompareBy : std::uint8_t { Problem, Candidate };
 std::optional<CompareBy> parse_compare_by(std::string_view text);  // problem|candidate
-std::string render_comparison(const Database& db, std::int64_t sweep_a, std::int64_t sweep_b,
-                              CompareBy by, ReportFormat format);
+// The sweeps may be in two databases: then each side's line (table) and object (JSON) names its
+// file.
+std::string render_comparison(SweepRef a, SweepRef b, CompareBy by, ReportFormat format);
+inline std::string render_comparison(const Database& db, std::int64_t sweep_a, std::int64_t sweep_b,
+                                     CompareBy by, ReportFormat format) {
+  return render_comparison(SweepRef{db, sweep_a}, SweepRef{db, sweep_b}, by, format);
+}
 
 }  // namespace gdn::db
