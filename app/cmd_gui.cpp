@@ -28,7 +28,7 @@ void add_gui(CLI::App& app, Action& run) {
     run = [o, tab, compare_by, size]() -> int {
       try {
         o->tab = gui::parse_tab(*tab);
-        o->compare_by_candidate = gui::parse_compare_by_candidate(*compare_by);
+        o->compare_by = gui::parse_compare_by_option(*compare_by);
       } catch (const std::invalid_argument& e) {
         return usage_error("gui", e.what());
       }

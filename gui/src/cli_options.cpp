@@ -38,7 +38,7 @@ void add_dashboard_options(CLI::App& app, DashboardOptions& options) {
          "--compare-by",
          [&options](const std::string& text) {
            try {
-             options.compare_by_candidate = parse_compare_by_candidate(text);
+             options.compare_by = parse_compare_by_option(text);
            } catch (const std::invalid_argument& e) {
              throw CLI::ValidationError("--compare-by", e.what());
            }

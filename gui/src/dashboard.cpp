@@ -2,8 +2,6 @@
 // place database errors can arise, caught here and shown in the window), then draw.
 #include "gdn/gui/dashboard.hpp"
 
-#include "gdn/db/report.hpp"
-
 #include <imgui.h>
 
 #include <algorithm>
@@ -29,10 +27,10 @@ Tab parse_tab(const std::string& text) {
                               text + "'");
 }
 
-bool parse_compare_by_candidate(const std::string& text) {
+db::CompareBy parse_compare_by_option(const std::string& text) {
   const auto by = db::parse_compare_by(text);
   if (!by) throw std::invalid_argument("--compare-by: expected problem or candidate, got '" + text + "'");
-  return *by == db::CompareBy::Candidate;
+  return *by;
 }
 
 const char* tab_name(Tab tab) {
@@ -204,7 +202,7 @@ int run_dashboard(const DashboardOptions& options) {
 
   DashboardState state(options);
   Panels panels;
-  panels.compare.set_by_candidate(options.compare_by_candidate);
+  panels.compare.set_by(options.compare_by);
   FrameStats stats;
   Tab active = options.tab;
   const auto start = std::chrono::steady_clock::now();

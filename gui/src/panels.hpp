@@ -94,14 +94,13 @@ class ComparePanel {
  public:
   void update(DashboardState& state, bool visible);
   void draw(DashboardState& state);
-  void set_by_candidate(bool by_candidate) { by_ = by_candidate ? 1 : 0; }
+  void set_by(db::CompareBy by) { by_ = by == db::CompareBy::Candidate ? 1 : 0; }
 
  private:
   std::uint64_t built_generation_ = ~0ull;
   std::int64_t built_a_ = -1, built_b_ = -1;
   std::optional<db::SweepComparison> comparison_;
-  std::vector<db::CandidateComparison> candidates_;  // by candidate: built when first shown
-  bool candidates_built_ = false;
+  std::vector<db::CandidateComparison> candidates_;  // by candidate only
   std::vector<model::ComparedRow> rows_;  // of the granularity shown
   model::XYPlot ratio_plot_;
   std::string error_;

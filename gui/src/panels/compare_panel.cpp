@@ -34,13 +34,12 @@ void ComparePanel::update(DashboardState& state, bool visible) {
   const bool inputs_changed = built_a_ != state.sweep_a || built_b_ != state.sweep_b || built_by_ != by_;
   if (!gate_.should_build(inputs_changed, built_generation_ != state.data_generation)) return;
   const auto start = std::chrono::steady_clock::now();
-  if (built_a_ != state.sweep_a || built_b_ != state.sweep_b || built_generation_ != state.data_generation)
-    candidates_built_ = false;  // the candidates are queried again only when shown
   built_generation_ = state.data_generation;
   built_a_ = state.sweep_a;
   built_b_ = state.sweep_b;
   built_by_ = by_;
   comparison_.reset();
+  candidates_.clear();
   rows_.clear();
   error_.clear();
   if (state.sweep_a != 0 && state.sweep_b != 0 && state.sweep_a == state.sweep_b)
@@ -48,10 +47,7 @@ void ComparePanel::update(DashboardState& state, bool visible) {
   if (state.sweep_a != 0 && state.sweep_b != 0 && error_.empty()) {
     try {
       comparison_ = db::compare_sweeps(state.session.db(), state.sweep_a, state.sweep_b);
-      if (by_ == 1 && !candidates_built_) {
-        candidates_ = db::compare_candidates(state.session.db(), state.sweep_a, state.sweep_b);
-        candidates_built_ = true;
-      }
+      if (by_ == 1) candidates_ = db::compare_candidates(state.session.db(), state.sweep_a, state.sweep_b);
       rows_ = by_ == 1 ? model::compared_rows(candidates_) : model::compared_rows(*comparison_);
       ratio_plot_ = model::comparison_ratio_plot(rows_, by_ == 1);
     } catch (const db::DbError& e) {

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "gdn/db/report.hpp"
+
 namespace gdn::gui {
 
 // The tab shown first (headless screenshots pick one per panel).
@@ -11,9 +13,8 @@ enum class Tab { Results, Plots, Compare, Selection };
 // "results" | "plots" | "compare" | "selection"; throws std::invalid_argument naming the
 // option and the accepted values otherwise.
 Tab parse_tab(const std::string& text);
-// --compare-by: "problem" (false) or "candidate" (true); std::invalid_argument naming the option
-// otherwise.
-bool parse_compare_by_candidate(const std::string& text);
+// --compare-by: db::parse_compare_by, std::invalid_argument naming the option otherwise.
+db::CompareBy parse_compare_by_option(const std::string& text);
 const char* tab_name(Tab tab);
 
 struct DashboardOptions {
@@ -21,7 +22,7 @@ struct DashboardOptions {
   std::string screenshot_png;  // --screenshot: render headless, write this PNG, exit
   int frames = 0;              // --frames: frames to render before exiting; 0 = until closed
   Tab tab = Tab::Results;      // --tab
-  bool compare_by_candidate = false;  // --compare-by candidate: the compare tab's rows per candidate
+  db::CompareBy compare_by = db::CompareBy::Problem;  // --compare-by: the compare tab's rows
   int width = 1600, height = 1000;  // --size WxH of the window / framebuffer
   bool print_frame_stats = false;   // --frame-stats: frame time summary on stdout at exit
   double refresh_interval_s = 1.0;  // how often the live view polls the database for changes
