@@ -25,8 +25,7 @@
 //   dvin16    [Ttot, Hv, V]          16-bit  scale P^T dO (the cooperative chain's input)
 //   xq16      [max_chunks, Hv, K, V] 16-bit  scale Q^T diag(e) dO (the cooperative chain's
 //                                             input)
-//   dvnew16   [Ttot, Hv, V]          16-bit  gradient of V_new, and dvnew16_lo its rounding
-//                                             residual (split precision for dAg)
+//   dvnew16   [Ttot, Hv, V]          16-bit  gradient of V_new
 //   dq_h, dk_h [Ttot, Hv / local_heads, K] fp32  partial dq, dk per group of local_heads value
 //                                             heads (before the group sum; while a CTA walks
 //                                             its heads, its running sum)
@@ -42,13 +41,11 @@ using fused::kC;
 using fused::kK;
 using fused::kV;
 
-// dAg = dV_new W'^T in split precision (the chain writes dV_new's rounding residual, the local
-// kernel W''s) only in a chunk of fewer than kSplitDagRows rows: there a dbeta is a sum of few
-// dot products of dV_new and W' rows (the last row's, one), and a whole problem's dbeta may be
-// nothing else (a one-token sequence: one element, whose rounding shows in full against the
-// oracle). In a full chunk the two extra products and the residual's traffic buy nothing the
-// relative error over the chunk's rows would show.
-inline constexpr int kSplitDagRows = 16;
+// A sequence's last chunk of fewer than kShortChunkRows rows is recomputed in fp32 by
+// short_chunk.cu over the 16-bit outputs: there a dbeta is a sum of few dot products of dV_new
+// and W' rows (the last row's, one), and a whole problem's dbeta or dq may be nothing else (a
+// one-token sequence: one element, whose rounding shows in full against the oracle).
+inline constexpr int kShortChunkRows = 16;
 
 struct ChainParams {
   Dims d;
@@ -65,8 +62,6 @@ struct ChainParams {
   const uint16_t* t16;
   uint16_t* dstate16;
   uint16_t* dvnew16;
-  uint16_t* dvnew16_lo;  // dV_new - its 16-bit rounding, 16-bit, in chunks of fewer than
-                         // kSplitDagRows rows (dAg in split precision)
   // Exact CP (segs != nullptr): the reverse chain runs per segment. Pass 1 (transition) walks
   // every segment but a sequence's first over the augmented gradient [M | N] (2K columns,
   // grid.z spans both): M from the identity without dO, N from zero (from dht on a sequence's
@@ -107,7 +102,6 @@ struct LocalParams {
   const uint16_t* states16;  // S^T per chunk
   const uint16_t* dstate16;
   const uint16_t* dvnew16;
-  const uint16_t* dvnew16_lo;
   float* dq_h;  // [Ttot, Hv / heads_per_cta, K]: the running and partial sums
   float* dk_h;
   void* dq;     // output (input dtype), written when heads_per_cta == d.group

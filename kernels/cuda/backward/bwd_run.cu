@@ -29,7 +29,7 @@ struct BwdWorkspace {
   fused::Segment* segs = nullptr;
   float* transfer = nullptr;
   float* starts = nullptr;
-  uint16_t *states16 = nullptr, *dstate16 = nullptr, *dvnew16 = nullptr, *dvnew16_lo = nullptr,
+  uint16_t *states16 = nullptr, *dstate16 = nullptr, *dvnew16 = nullptr,
            *dvin16 = nullptr, *xq16 = nullptr;
   float *dq_h = nullptr, *dk_h = nullptr;
 };
@@ -58,7 +58,6 @@ BwdWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig
   if (cp > 0) c = segments;  // the chain reads them too
   w.dstate16 = c.take<uint16_t>(chunk_heads * kK * kV);
   w.dvnew16 = c.take<uint16_t>(d.Ttot * d.Hv * kV);
-  w.dvnew16_lo = c.take<uint16_t>(d.Ttot * d.Hv * kV);
   if (config.roles != WarpRoles::ColumnWarps) {  // the wgmma chain forms them in shared memory
     w.dvin16 = c.take<uint16_t>(d.Ttot * d.Hv * kV);
     w.xq16 = c.take<uint16_t>(chunk_heads * kK * kV);
@@ -185,7 +184,6 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   cp_params.t16 = w.t16_rows;
   cp_params.dstate16 = w.dstate16;
   cp_params.dvnew16 = w.dvnew16;
-  cp_params.dvnew16_lo = w.dvnew16_lo;
   if (wg_chain && err == cudaSuccess && d.Ttot > 0) {
     // The wgmma chain's TMA views (ChainParams): k and q as the recompute reads them; T
     // row-major, 64-row boxes; dO in token tiles.
@@ -236,7 +234,6 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   lp.states16 = w.states16;
   lp.dstate16 = w.dstate16;
   lp.dvnew16 = w.dvnew16;
-  lp.dvnew16_lo = w.dvnew16_lo;
   lp.dq_h = w.dq_h;
   lp.dk_h = w.dk_h;
   lp.dg = a.dg;

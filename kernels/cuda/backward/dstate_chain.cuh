@@ -256,7 +256,6 @@ __global__ void __launch_bounds__(kChainThreads, 2) dstate_chain_kernel(ChainPar
     {
       const float fa = expf(glast - ga), fb = expf(glast - gb);
       uint32_t* dvn = reinterpret_cast<uint32_t*>(p.dvnew16);
-      uint32_t* dvn_lo = reinterpret_cast<uint32_t*>(p.dvnew16_lo);
 #pragma unroll
       for (int nj = 0; nj < NT; ++nj) {
         const int col = 8 * nj + 2 * t;
@@ -267,20 +266,10 @@ __global__ void __launch_bounds__(kChainThreads, 2) dstate_chain_kernel(ChainPar
         sDvn.pair(ra, col) = xa;
         sDvn.pair(rb, col) = xb;
         if (outputs) {
-          // dV_new, and in a short chunk its rounding residual (the local kernel's dAg in split
-          // precision, bwd_params.cuh).
-          const float2 ha = Ops::unpack(xa), hb = Ops::unpack(xb);
-          const bool residual = ci_here.len < kSplitDagRows;
           const int64_t ia_off = (((ci_here.tok_begin + ra) * d.Hv + h) * kV + v0 + col) / 2;
           const int64_t ib_off = (((ci_here.tok_begin + rb) * d.Hv + h) * kV + v0 + col) / 2;
-          if (ra < ci_here.len) {
-            dvn[ia_off] = xa;
-            if (residual) dvn_lo[ia_off] = Ops::pack(a0 - ha.x, a1 - ha.y);
-          }
-          if (rb < ci_here.len) {
-            dvn[ib_off] = xb;
-            if (residual) dvn_lo[ib_off] = Ops::pack(b0 - hb.x, b1 - hb.y);
-          }
+          if (ra < ci_here.len) dvn[ia_off] = xa;
+          if (rb < ci_here.len) dvn[ib_off] = xb;
         }
       }
     }

@@ -506,10 +506,8 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
         S[mi][nj][2] = fmaf(S[mi][nj][2], elast, x1.x);
         S[mi][nj][3] = fmaf(S[mi][nj][3], elast, x1.y);
       }
-    // dVn = dVin + diag(f) Y -> the tile; the 16-bit pairs (and in a short chunk their rounding
-    // residuals: the local kernel's dAg in split precision, bwd_params.cuh) kept for the stores.
-    uint32_t dvn_a[NT], dvn_b[NT], lo_a[NT], lo_b[NT];
-    const bool residual = outputs && ci.len < kSplitDagRows;
+    // dVn = dVin + diag(f) Y -> the tile; the 16-bit pairs kept for the stores.
+    uint32_t dvn_a[NT], dvn_b[NT];
 #pragma unroll
     for (int nj = 0; nj < NT; ++nj) {
       const float2 ia = Ops::unpack(in_a[xs[nj]]), ib = Ops::unpack(in_a[256 + xs[nj]]);
@@ -519,18 +517,13 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
       dvn_b[nj] = Ops::pack(b0, b1);
       dvn_s[xo[nj]] = dvn_a[nj];
       dvn_s[256 + xo[nj]] = dvn_b[nj];
-      if (residual) {
-        const float2 ha = Ops::unpack(dvn_a[nj]), hb = Ops::unpack(dvn_b[nj]);
-        lo_a[nj] = Ops::pack(a0 - ha.x, a1 - ha.y);
-        lo_b[nj] = Ops::pack(b0 - hb.x, b1 - hb.y);
-      }
     }
     // This warp has read the hand-over slot (dVin here, Xq above): the inputs may refill it.
     __syncwarp();
     if (!m_part && lane == 0) fused::mbarrier_arrive(sm.free_slot(s));
     chain_wg_publish(wg);  // all of dVn in the tile
 
-    // 3. W = T^T dVn (64 x 32, depth 64); meanwhile dVn -> dvnew16 (+ residual).
+    // 3. W = T^T dVn (64 x 32, depth 64); meanwhile dVn -> dvnew16.
     // [Ttot, Hv, V] rows of this thread's two chunk rows, as pair pointers at column 2 t.
     const int64_t el_a = ((ci.tok_begin + ra) * d.Hv + h) * kV + v0 + wc;
     const int64_t el_b = el_a + int64_t(8) * d.Hv * kV;
@@ -546,18 +539,10 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     {
       uint32_t* const na = reinterpret_cast<uint32_t*>(p.dvnew16 + el_a) + t;
       uint32_t* const nb = reinterpret_cast<uint32_t*>(p.dvnew16 + el_b) + t;
-      uint32_t* const la = reinterpret_cast<uint32_t*>(p.dvnew16_lo + el_a) + t;
-      uint32_t* const lb = reinterpret_cast<uint32_t*>(p.dvnew16_lo + el_b) + t;
 #pragma unroll
       for (int nj = 0; nj < NT; ++nj) {
-        if (in_row_a) {
-          na[4 * nj] = dvn_a[nj];
-          if (residual) la[4 * nj] = lo_a[nj];
-        }
-        if (in_row_b) {
-          nb[4 * nj] = dvn_b[nj];
-          if (residual) lb[4 * nj] = lo_b[nj];
-        }
+        if (in_row_a) na[4 * nj] = dvn_a[nj];
+        if (in_row_b) nb[4 * nj] = dvn_b[nj];
       }
     }
     fused::wgmma_wait<0>();

@@ -25,15 +25,18 @@ __device__ __forceinline__ float quad_sum(float x) {
 // (kTransA: A = X^T, the tile storing X, rows = depth; else rows = the 64 chunk rows) and B
 // from tile `b` (kBnk: the tile stores B^T, rows = n from n0; else B, rows = depth, n0 a
 // multiple of 64). wg_issue queues one product as a commit group; wg_wait<kPending> waits
-// until at most kPending groups are in flight and fences acc against early reads.
-template <int NT, int kDepth, class Elem, bool kTransA, bool kBnk>
+// until at most kPending groups are in flight and fences acc against early reads. kSet: acc =
+// A B, its first k-step with scale-d off, so acc needs no zero fill (which the compiler may
+// place between the fence and the product, and ptxas then serialises with an injected
+// warpgroup.arrive).
+template <int NT, int kDepth, class Elem, bool kTransA, bool kBnk, bool kSet = false>
 __device__ __forceinline__ void wg_issue(float (&acc)[NT][4], const Tile& a, const Tile& b, int n0) {
   fused::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < kDepth / 16; ++kk) {
     const uint64_t da = kTransA ? a.desc_kn(16 * kk, 0) : a.desc_nk(0, 16 * kk);
     const uint64_t db = kBnk ? b.desc_nk(n0, 16 * kk) : b.desc_kn(16 * kk, n0);
-    fused::wgmma_ss<NT, Elem, kTransA, !kBnk>(acc, da, db, true);
+    fused::wgmma_ss<NT, Elem, kTransA, !kBnk>(acc, da, db, !(kSet && kk == 0));
   }
   fused::wgmma_commit();
 }
@@ -139,18 +142,76 @@ __device__ __forceinline__ void load_state_tile(const Tile& dst, const uint16_t*
   }
 }
 
-// Row sums minus column sums of a 64 x 64 fp32 scratch matrix m (row stride kLdF) into out[r]
-// (set, or added with kAccumulate), by all 256 threads: 4 per row, each over 16 entries, reduced over the 4 in a fixed order.
-template <bool kAccumulate>
-__device__ __forceinline__ void rows_minus_columns(const float* m, float* out) {
-  const int r = threadIdx.x / 4, part = threadIdx.x % 4;
-  float acc = 0.f;
-#pragma unroll 4
-  for (int j = 16 * part; j < 16 * part + 16; ++j) acc += m[r * kLdF + j] - m[j * kLdF + r];
-  acc += __shfl_xor_sync(0xffffffffu, acc, 1);
-  acc += __shfl_xor_sync(0xffffffffu, acc, 2);
-  if (part == 0) out[r] = kAccumulate ? out[r] + acc : acc;
+// Per-thread partial sums of a 64 x 64 matrix held as this warp's NT = 4 fragment (rows rm + g
+// and rm + g + 8, columns cq + 8 nj + 2 t + {0, 1}): its row sums over the thread's 8 columns,
+// its column sums over the thread's 2 rows.
+struct FragSums {
+  float row[2] = {0.f, 0.f};
+  float col[4][2] = {};
+  __device__ __forceinline__ void add(int nj, int e, float x) {
+    row[e >> 1] += x;
+    col[nj][e & 1] += x;
+  }
+};
+
+// The row sums over the warp's 32 columns (a quad's four lanes) -> out[row] by lane t = 0.
+__device__ __forceinline__ void store_row_sums(const float (&row)[2], float* out, int rm) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const float a = quad_sum(row[0]), b = quad_sum(row[1]);
+  if (t == 0) {
+    out[rm + g] = a;
+    out[rm + g + 8] = b;
+  }
 }
+
+// The column sums over the warp's 16 rows (the eight row groups g, butterfly: every lane ends
+// with the same bits) -> out[column] by the lanes of g = 0.
+__device__ __forceinline__ void store_column_sums(const float (&col)[4][2], float* out, int cq) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int nj = 0; nj < 4; ++nj)
+#pragma unroll
+    for (int b = 0; b < 2; ++b) {
+      float x = col[nj][b];
+      x += __shfl_xor_sync(0xffffffffu, x, 4);
+      x += __shfl_xor_sync(0xffffffffu, x, 8);
+      x += __shfl_xor_sync(0xffffffffu, x, 16);
+      if (g == 0) out[cq + 8 * nj + 2 * t + b] = x;
+    }
+}
+
+// This warp's part of <S, dS'> from the 16-bit tiles, in a fixed order: S^T (rows = value
+// columns) and dS' (rows = state rows) store each other's transpose, so an ldmatrix of a 16 x 16
+// block of one and a transposing ldmatrix of the same block of the other give each lane the
+// same eight (k, v) elements of both.
+template <class Elem>
+__device__ __forceinline__ float state_dot16(const Tile& s_t, const Tile& ds) {
+  using Ops = fused::ElemOps<Elem>;
+  float acc = 0.f;
+  for (int b = threadIdx.x / 32; b < (kV / 16) * (kK / 16); b += kLocalThreads / 32) {
+    const int v0 = 16 * (b / (kK / 16)), k0 = 16 * (b % (kK / 16));
+    uint32_t fs[4], fd[4];
+    load_a(fs, s_t, v0, k0);
+    load_a_trans(fd, ds, v0, k0);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 x = Ops::unpack(fs[i]), y = Ops::unpack(fd[i]);
+      acc = fmaf(x.x, y.x, fmaf(x.y, y.y, acc));
+    }
+  }
+  return acc;
+}
+
+// One (item, head) of the local kernel, and where its chunk sits.
+struct Unit {
+  int64_t item;
+  int head_i;
+};
+
+// A row's gamma, the chunk's last gamma and beta, loaded a unit ahead (threads < kC).
+struct RowInputs {
+  float gam = 0.f, glast = 0.f, beta = 0.f;
+};
 
 template <class Elem>
 __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalParams p) {
@@ -165,86 +226,92 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
     }
     return i;
   };
+  const auto next_unit = [&](Unit u) {
+    return u.head_i + 1 < heads ? Unit{u.item, u.head_i + 1} : Unit{next_item(u.item), 0};
+  };
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int rm = 16 * (warp % 4), wc = warp / 4, cn = 64 * wc, cq = 32 * wc;
   extern __shared__ __align__(1024) char smem_raw[];  // wgmma operand tiles: 1024-byte aligned
   const LocalSmem sm{smem_raw};
   LocalVectors& vec = sm.vec();
   // sS holds S^T (rows = value columns, columns = state rows).
-  const Tile sS = sm.s(), sDS = sm.ds(), sQ = sm.rows(0), sK = sm.rows(1),
-                   sDO = sm.rows(2), sVN = sm.rows(3), sDVN = sm.rows(4), sW = sm.rows(5),
-                   sDW = sm.rows(6), sT = sm.t(), sTb = sm.t_beta();
-  // A short chunk's low halves of W' (its own tile) and dV_new (in S^T's bytes once its last
-  // readers are done).
-  const Tile sWlo = sm.rows(7), sDVNlo = sm.s_half(1);
+  const Tile sS = sm.s(), sDS = sm.ds(), sQ = sm.rows(0), sDO = sm.rows(2), sVN = sm.rows(3),
+             sDVN = sm.rows(4), sW = sm.rows(5), sDW = sm.rows(6);
 
-  // dq, dk of the current head; their sum over the heads before it is in dq_h, dk_h.
-  float dq[8][4], dk[8][4];
-  // A unit is one (item, head). Its S^T and dS' are in flight from the previous unit's phase B
-  // (states_in_flight) except for the CTA's first unit.
-  bool states_in_flight = false, first_unit = true;
-  int64_t item = blockIdx.x;
-  if (item < items && p.table[item / slots].len == 0) item = next_item(item);
-  for (; item < items; item = next_item(item)) {
-    const int64_t chunk = item / slots;
+  // The loads of a unit that its predecessor's phase B leaves room for, one cp.async group:
+  // S^T, dS', v, dW', dV_new, T into slot t_slot and, on the item's first head, k into k_slot.
+  const auto load_ahead = [&](Unit u, int k_slot, int t_slot) {
+    const int64_t chunk = u.item / slots;
     const ChunkInfo ci = p.table[chunk];
-    const int slot = static_cast<int>(item % slots);
-    const int kh = slot * heads / d.group;
+    const int slot = static_cast<int>(u.item % slots), h = slot * heads + u.head_i;
+    const int64_t state_off = (chunk * d.Hv + h) * int64_t(kK * kV);
+    load_state_tile(sS, p.states16 + state_off);
+    load_state_tile(sDS, p.dstate16 + state_off);
+    if (u.head_i == 0) load_token_tile<Elem>(sm.k(k_slot), p.k, ci, d.Hk, slot * heads / d.group);
+    load_token_tile<Elem>(sW, p.v, ci, d.Hv, h);
+    const uint16_t* tsrc = p.t16 + (chunk * d.Hv + h) * int64_t(kC * kC);
+    const Tile sTn = sm.t(t_slot);
+    for (int e = threadIdx.x; e < kC * (kC / 8); e += kLocalThreads) {
+      const int r = e / (kC / 8), c = (e % (kC / 8)) * 8;
+      fused::cp_async_16(sTn.at(r, c), tsrc + r * kC + c, 16);
+    }
+    load_token_tile<Elem>(sDW, p.dv, ci, d.Hv, h);
+    load_token_tile<uint16_t>(sDVN, p.dvnew16, ci, d.Hv, h);
+    fused::cp_async_commit();
+  };
+  const auto load_row_inputs = [&](Unit u) {
+    RowInputs x;
+    if (threadIdx.x < kC) {
+      const ChunkInfo ci = p.table[u.item / slots];
+      const int h = static_cast<int>(u.item % slots) * heads + u.head_i, r = threadIdx.x;
+      const int rr = r < ci.len ? r : ci.len - 1;  // padded rows repeat the last gamma
+      x.gam = p.gcum[(ci.tok_begin + rr) * d.Hv + h];
+      x.glast = p.gcum[(ci.tok_begin + ci.len - 1) * d.Hv + h];
+      x.beta = r < ci.len ? staged::load_beta(p.beta, (ci.tok_begin + r) * d.Hv + h, d) : 0.f;
+    }
+    return x;
+  };
+
+  Unit u{blockIdx.x, 0};
+  if (u.item < items && p.table[u.item / slots].len == 0) u.item = next_item(u.item);
+  if (u.item >= items) return;
+  int k_slot = 0, t_slot = 0;  // the unit's k and T slots
+  load_ahead(u, k_slot, t_slot);
+  RowInputs rin = load_row_inputs(u);
+  // dq, dk of the current head (set by G1 and G3); their sum over the heads before it is in
+  // dq_h, dk_h.
+  float dq[8][4], dk[8][4];
+  while (true) {
+    const int64_t chunk = u.item / slots;
+    const ChunkInfo ci = p.table[chunk];
+    const int slot = static_cast<int>(u.item % slots), head_i = u.head_i;
+    const int kh = slot * heads / d.group, h = slot * heads + head_i;
     const bool first_chunk = chunk == p.chunk_first[ci.seq];
     const bool last_chunk = chunk + 1 == p.chunk_first[ci.seq + 1];
-    const bool split_dag = ci.len < kSplitDagRows;  // bwd_params.cuh
-    for (int head_i = 0; head_i < heads; ++head_i) {
-      const int h = slot * heads + head_i;
-      if (!first_unit) publish();  // the previous unit's last readers of shared memory are done
-      first_unit = false;
-#pragma unroll
-      for (int nj = 0; nj < 8; ++nj)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) dq[nj][e] = dk[nj][e] = 0.f;
-      // Loads in the order of first use, one cp.async group each, waited for just before it: the
-      // later tiles land while the first products run. q and k (one q/k head) stay for every head
-      // of an item. S^T and dS' (group 0) are normally in flight already.
-      if (!states_in_flight) {
-        const int64_t state_off = (chunk * d.Hv + h) * int64_t(kK * kV);
-        load_state_tile(sS, p.states16 + state_off);
-        load_state_tile(sDS, p.dstate16 + state_off);
-        fused::cp_async_commit();  // group 0: S^T, dS'
-      }
-      if (head_i == 0) load_token_tile<Elem>(sK, p.k, ci, d.Hk, kh);
-      load_token_tile<Elem>(sW, p.v, ci, d.Hv, h);
-      {
-        const uint16_t* tsrc = p.t16 + (chunk * d.Hv + h) * int64_t(kC * kC);
-        for (int e = threadIdx.x; e < kC * (kC / 8); e += kLocalThreads) {
-          const int r = e / (kC / 8), c = (e % (kC / 8)) * 8;
-          fused::cp_async_16(sT.at(r, c), tsrc + r * kC + c, 16);
-        }
-      }
-      fused::cp_async_commit();  // group 1: k, v, T
-      load_token_tile<Elem>(sDO, p.d_o, ci, d.Hv, h);
-      if (head_i == 0) load_token_tile<Elem>(sQ, p.q, ci, d.Hk, kh);
-      load_token_tile<Elem>(sDW, p.dv, ci, d.Hv, h);
-      fused::cp_async_commit();  // group 2: dO, q, dW'
-      load_token_tile<uint16_t>(sDVN, p.dvnew16, ci, d.Hv, h);
-      fused::cp_async_commit();  // group 3: dV_new (high half)
-      if (threadIdx.x < kC) {
-        const int r = threadIdx.x;
-        const int rr = r < ci.len ? r : ci.len - 1;  // padded rows repeat the last gamma
-        const float gam = p.gcum[(ci.tok_begin + rr) * d.Hv + h];
-        const float glast = p.gcum[(ci.tok_begin + ci.len - 1) * d.Hv + h];
-        vec.gam[r] = gam;
-        vec.e[r] = expf(gam);
-        vec.f[r] = expf(glast - gam);
-        vec.beta[r] = r < ci.len ? staged::load_beta(p.beta, (ci.tok_begin + r) * d.Hv + h, d) : 0.f;
-      }
-      fused::cp_async_wait_groups<2>();
-      publish();  // groups 0 and 1 and the vectors
+    const Tile sK = sm.k(k_slot), sT = sm.t(t_slot), sTb = sm.t(t_slot ^ 1);
+    const Unit next = next_unit(u);
+    publish();  // the previous unit's last readers of shared memory are done
+    // dO (and q on the item's first head), waited for just before G1; the rest is in flight
+    // since the previous unit's phase B.
+    load_token_tile<Elem>(sDO, p.d_o, ci, d.Hv, h);
+    if (head_i == 0) load_token_tile<Elem>(sQ, p.q, ci, d.Hk, kh);
+    fused::cp_async_commit();
+    if (threadIdx.x < kC) {
+      const int r = threadIdx.x;
+      vec.gam[r] = rin.gam;
+      vec.e[r] = expf(rin.gam);
+      vec.f[r] = expf(rin.glast - rin.gam);
+      vec.beta[r] = rin.beta;
+    }
+    fused::cp_async_wait_groups<1>();
+    publish();  // the ahead group and the vectors
 
-      // ---- A. the products with S and dS' ------------------------------------------------------
-      // W' = V - diag(e) K S: its 16-bit high part in place of V (each thread rewrites the elements
-      // it read), in a short chunk its low part (W' minus the rounded high part) beside it. T
-      // diag(beta) is formed while K S runs.
-      float wp[8][4] = {};
-      wg_issue<8, kK, Elem, false, true>(wp, sK, sS, cn);
+    // ---- A. the products with S and dS' ------------------------------------------------------
+    // W' = V - diag(e) K S: its 16-bit rounding in place of V (each thread rewrites the elements
+    // it read). T diag(beta) is formed while K S runs.
+    {
+      float wp[8][4];
+      wg_issue<8, kK, Elem, false, true, true>(wp, sK, sS, cn);
       for (int e = threadIdx.x; e < kC * (kC / 2); e += kLocalThreads) {
         const int r = e / (kC / 2), c = (e % (kC / 2)) * 2;
         const float2 x = Ops::unpack(sT.pair(r, c));
@@ -256,268 +323,233 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
         const int col = cn + 8 * nj + 2 * t;
         const int ra = rm + g, rb = ra + 8;
         const float2 va = Ops::unpack(sW.pair(ra, col)), vb = Ops::unpack(sW.pair(rb, col));
-        wp[nj][0] = va.x - vec.e[ra] * wp[nj][0];
-        wp[nj][1] = va.y - vec.e[ra] * wp[nj][1];
-        wp[nj][2] = vb.x - vec.e[rb] * wp[nj][2];
-        wp[nj][3] = vb.y - vec.e[rb] * wp[nj][3];
-        const uint32_t ha = Ops::pack(wp[nj][0], wp[nj][1]), hb = Ops::pack(wp[nj][2], wp[nj][3]);
-        sW.pair(ra, col) = ha;
-        sW.pair(rb, col) = hb;
-        if (split_dag) {
-          const float2 xa = Ops::unpack(ha), xb = Ops::unpack(hb);
-          sWlo.pair(ra, col) = Ops::pack(wp[nj][0] - xa.x, wp[nj][1] - xa.y);
-          sWlo.pair(rb, col) = Ops::pack(wp[nj][2] - xb.x, wp[nj][3] - xb.y);
-        }
+        sW.pair(ra, col) = Ops::pack(va.x - vec.e[ra] * wp[nj][0], va.y - vec.e[ra] * wp[nj][1]);
+        sW.pair(rb, col) = Ops::pack(vb.x - vec.e[rb] * wp[nj][2], vb.y - vec.e[rb] * wp[nj][3]);
       }
-      fused::cp_async_wait_groups<1>();
-      publish();  // W' high part, T diag(beta) and group 2 complete
-      // V_new = (T diag(beta)) W', G1 = dO S^T and G3 = dW' S^T queued together; each
-      // epilogue runs while the products after it are on the tensor cores.
+    }
+    fused::cp_async_wait_groups<0>();
+    publish();  // W', T diag(beta), dO and q complete
+    // V_new = (T diag(beta)) W', G1 = dO S^T and G3 = dW' S^T queued together; each
+    // epilogue runs while the products after it are on the tensor cores.
+    {
+      float vn[8][4];
+      wg_issue<8, kC, Elem, false, false, true>(vn, sTb, sW, cn);
+      wg_issue<8, kV, Elem, false, false, true>(dq, sDO, sS, cn);
+      wg_issue<8, kV, Elem, false, false, true>(dk, sDW, sS, cn);
+      wg_wait<2>(vn);
+      store16<8, Elem>(sVN, vn, rm, cn);
+    }
+    // G1 -> dq = scale diag(e) G1; (Q o G1) 1.
+    wg_wait<1>(dq);
+    row_dot<8, Elem>(dq, sQ, rm, cn, vec.rs_qs[wc]);
+    each<8>(dq, rm, cn, [&](float& x, int r, int) { x *= d.scale * vec.e[r]; });
+    // G3 -> dk = -diag(e) G3; (K o G3) 1.
+    wg_wait<0>(dk);
+    row_dot<8, Elem>(dk, sK, rm, cn, vec.rs_ksw[wc]);
+    each<8>(dk, rm, cn, [&](float& x, int r, int) { x *= -vec.e[r]; });
+    publish();  // V_new complete
+    // G2 = V_new dS'^T, dP = dO V_new^T, Q K^T and dAg = dV_new W'^T queued.
+    float dp[4][4], dag[4][4], qk[4][4];
+    {
+      float g2[8][4];
+      wg_issue<8, kV, Elem, false, true, true>(g2, sVN, sDS, cn);
+      wg_issue<4, kV, Elem, false, true, true>(dp, sDO, sVN, cq);
+      wg_issue<4, kK, Elem, false, true, true>(qk, sQ, sK, cq);
+      wg_issue<4, kV, Elem, false, true, true>(dag, sDVN, sW, cq);
       {
-        float vn[8][4] = {};
-        wg_issue<8, kC, Elem, false, false>(vn, sTb, sW, cn);
-        wg_issue<8, kV, Elem, false, false>(dq, sDO, sS, cn);
-        wg_issue<8, kV, Elem, false, false>(dk, sDW, sS, cn);
-        wg_wait<2>(vn);
-        store16<8, Elem>(sVN, vn, rm, cn);
-      }
-      // G1 -> dq = scale diag(e) G1; (Q o G1) 1.
-      wg_wait<1>(dq);
-      row_dot<8, Elem>(dq, sQ, rm, cn, vec.rs_qs[wc]);
-      each<8>(dq, rm, cn, [&](float& x, int r, int) { x *= d.scale * vec.e[r]; });
-      // G3 -> dk = -diag(e) G3; (K o G3) 1.
-      wg_wait<0>(dk);
-      row_dot<8, Elem>(dk, sK, rm, cn, vec.rs_ksw[wc]);
-      each<8>(dk, rm, cn, [&](float& x, int r, int) { x *= -vec.e[r]; });
-      fused::cp_async_wait_groups<0>();
-      publish();  // V_new complete; group 3 landed
-      {
-        // <S, dS'>, in a fixed order. A sequence's first chunk starts at h0 and its last ends at
-        // dht: there the caller's fp32 values, not their 16-bit copies. A one-token sequence's dg
-        // is e <S, dS' + ...>, one sum of 16384 products that may nearly cancel, where 16-bit
-        // S and dS' miss the bar on about one draw in 13 (with these, one in 400).
+        // <S, dS'>, in a fixed order, meanwhile. A sequence's first chunk starts at h0 and its
+        // last ends at dht: there the caller's fp32 values, not their 16-bit copies. A one-token
+        // sequence's dg is e <S, dS' + ...>, one sum of 16384 products that may nearly cancel,
+        // where 16-bit S and dS' miss the bar on about one draw in 13 (with these, one in 400).
         const bool s_exact = first_chunk && p.h0 != nullptr, ds_exact = last_chunk && p.dht != nullptr;
         float sdot = 0.f;
-        for (int e = threadIdx.x; e < kK * (kV / 2); e += kLocalThreads) {
-          const int v = e / (kK / 2), k = (e % (kK / 2)) * 2;  // S^T(v, k), S^T(v, k + 1)
-          float2 a = Ops::unpack(sS.pair(v, k));
-          if (s_exact)
-            a = make_float2(p.h0[staged::state_index(d, ci.seq, h, k, v)],
-                            p.h0[staged::state_index(d, ci.seq, h, k + 1, v)]);
-          float b0 = Ops::unpack(*sDS.at(k, v)).x, b1 = Ops::unpack(*sDS.at(k + 1, v)).x;
-          if (ds_exact) {
-            b0 = p.dht[staged::state_index(d, ci.seq, h, k, v)];
-            b1 = p.dht[staged::state_index(d, ci.seq, h, k + 1, v)];
+        if (!s_exact && !ds_exact) {
+          sdot = state_dot16<Elem>(sS, sDS);
+        } else {
+          for (int e = threadIdx.x; e < kK * (kV / 2); e += kLocalThreads) {
+            const int v = e / (kK / 2), k = (e % (kK / 2)) * 2;  // S^T(v, k), S^T(v, k + 1)
+            float2 a = Ops::unpack(sS.pair(v, k));
+            if (s_exact)
+              a = make_float2(p.h0[staged::state_index(d, ci.seq, h, k, v)],
+                              p.h0[staged::state_index(d, ci.seq, h, k + 1, v)]);
+            float b0 = Ops::unpack(*sDS.at(k, v)).x, b1 = Ops::unpack(*sDS.at(k + 1, v)).x;
+            if (ds_exact) {
+              b0 = p.dht[staged::state_index(d, ci.seq, h, k, v)];
+              b1 = p.dht[staged::state_index(d, ci.seq, h, k + 1, v)];
+            }
+            sdot = fmaf(a.x, b0, fmaf(a.y, b1, sdot));
           }
-          sdot = fmaf(a.x, b0, fmaf(a.y, b1, sdot));
         }
 #pragma unroll
         for (int off = 16; off > 0; off >>= 1) sdot += __shfl_xor_sync(0xffffffffu, sdot, off);
         if (lane == 0) vec.sdot[warp] = sdot;
       }
-      publish();  // S^T's last readers done
-      // G2 = V_new dS'^T, dP = dO V_new^T and Q K^T queued (none reads S^T's bytes, which dV_new's
-      // low half below takes).
-      float g2[8][4] = {}, dp[4][4] = {}, dag[4][4] = {}, qk[4][4] = {};
-      wg_issue<8, kV, Elem, false, true>(g2, sVN, sDS, cn);
-      wg_issue<4, kV, Elem, false, true>(dp, sDO, sVN, cq);
-      wg_issue<4, kK, Elem, false, true>(qk, sQ, sK, cq);
-      // A short chunk's low half of dV_new, from the chain's second plane.
-      if (split_dag) {
-        load_token_tile<uint16_t>(sDVNlo, p.dvnew16_lo, ci, d.Hv, h);
-        fused::cp_async_commit();
-      }
       // G2 -> dk += diag(f) G2; (K o G2) 1.
-      wg_wait<2>(g2);
+      wg_wait<3>(g2);
       row_dot<8, Elem>(g2, sK, rm, cn, vec.rs_kds[wc]);
 #pragma unroll
       for (int nj = 0; nj < 8; ++nj)
 #pragma unroll
         for (int e = 0; e < 4; ++e) dk[nj][e] += vec.f[rm + g + (e >= 2 ? 8 : 0)] * g2[nj][e];
-      wg_wait<0>(dp);
-      fused::fence_accumulators(qk);
-      fused::cp_async_wait_groups<0>();
-      publish();  // dV_new's low half complete
-      // dAg = dV_new W'^T, in a short chunk in split precision (hi hi + hi lo + lo hi).
-      wg_issue<4, kV, Elem, false, true>(dag, sDVN, sW, cq);
-      if (split_dag) {
-        wg_issue<4, kV, Elem, false, true>(dag, sDVN, sWlo, cq);
-        wg_issue<4, kV, Elem, false, true>(dag, sDVNlo, sW, cq);
-      }
-      wg_wait<0>(dag);
-      publish();  // S, dS' and the row tiles 2..7 are free
-      // The next unit's S^T and dS' load while this one's 64 x 64 phase runs (which keeps its
-      // scratch in the row tiles 4..7).
-      {
-        int64_t n_item = item;
-        int n_head = head_i + 1;
-        if (n_head == heads) n_item = next_item(item), n_head = 0;
-        states_in_flight = n_item < items;
-        if (states_in_flight) {
-          const int n_h = static_cast<int>(n_item % slots) * heads + n_head;
-          const int64_t off = ((n_item / slots) * d.Hv + n_h) * int64_t(kK * kV);
-          load_state_tile(sS, p.states16 + off);
-          load_state_tile(sDS, p.dstate16 + off);
-          fused::cp_async_commit();  // the next unit's group 0
+    }
+    wg_wait<0>(dp);
+    fused::fence_accumulators(qk);
+    fused::fence_accumulators(dag);
+    publish();  // S^T, dS', dV_new, W' and dW' are free
+    // The next unit's tiles load while this one's 64 x 64 phase runs.
+    const bool more = next.item < items;
+    if (more) {
+      const int next_k_slot = next.head_i == 0 ? k_slot ^ 1 : k_slot;
+      load_ahead(next, next_k_slot, t_slot ^ 1);
+      rin = load_row_inputs(next);
+    }
+
+    // ---- B. the 64 x 64 products ---------------------------------------------------------------
+    const Tile sP = sm.tile64(0), sDT = sm.tile64(1), sX = sm.tile64(2), sZ = sm.tile64(3);
+    FragSums mg;  // rows - columns of (dPm o Q K^T + Z o K K^T) -> dgamma
+    {
+      float dbeta_col[4][2] = {};  // columns of dAg o T
+#pragma unroll
+      for (int nj = 0; nj < 4; ++nj) {
+        const int c0 = cq + 8 * nj + 2 * t;
+        const float2 ta = Ops::unpack(sT.pair(rm + g, c0)), tb = Ops::unpack(sT.pair(rm + g + 8, c0));
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int i = rm + g + (e >= 2 ? 8 : 0), j = c0 + (e & 1);
+          float& x = dp[nj][e];
+          x = i >= j ? d.scale * x * expf(vec.gam[i] - vec.gam[j]) : 0.f;
+          mg.add(nj, e, x * qk[nj][e]);
         }
+        dbeta_col[nj][0] = fmaf(dag[nj][0], ta.x, dag[nj][2] * tb.x);
+        dbeta_col[nj][1] = fmaf(dag[nj][1], ta.y, dag[nj][3] * tb.y);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dag[nj][e] *= vec.beta[c0 + (e & 1)];  // dT = dAg diag(beta)
       }
+      store_column_sums(dbeta_col, vec.dbeta_cols[warp % 4], cq);
+    }
+    store16<4, Elem>(sP, dp, rm, cq);
+    store16<4, Elem>(sDT, dag, rm, cq);
+    publish();
 
-      // ---- B. the 64 x 64 products ---------------------------------------------------------------
-      float* m3 = sm.scratch(0);  // dPm o Q K^T
-      float* m1 = sm.scratch(1);  // dAg
-      float* m2 = sm.scratch(2);  // Z o K K^T
-      const Tile sP = sm.tile64(0), sDT = sm.tile64(1), sX = sm.tile64(2), sZ = sm.tile64(3);
-      each<4>(dp, rm, cq, [&](float& x, int i, int j) {
-        x = i >= j ? d.scale * x * expf(vec.gam[i] - vec.gam[j]) : 0.f;
-      });
-      {
+    wg_issue<8, kC, Elem, false, false>(dq, sP, sK, cn);  // dq += dPm K
+    wg_issue<8, kC, Elem, true, false>(dk, sP, sQ, cn);   // dk += dPm^T Q
+    {
+      // X = T^T dT on mma.sync meanwhile (its B, columns 32.. of one swizzle atom, is no
+      // wgmma operand).
+      float x[4][4] = {};
+      gemm_a_bkn<4, Elem, true>(x, sT, rm, sDT, cq, kC);
+      store16<4, Elem>(sX, x, rm, cq);
+    }
+    wg_wait<0>(dq);
+    fused::fence_accumulators(dk);
+    publish();  // X complete
 
+    {
+      float da[4][4], kk[4][4];
+      wg_issue<4, kC, Elem, false, true, true>(da, sX, sT, cq);  // X T^T
+      wg_issue<4, kK, Elem, false, true, true>(kk, sK, sK, cq);  // K K^T
+      wg_wait<0>(da);
+      fused::fence_accumulators(kk);
+
+      float db_row[2] = {0.f, 0.f};  // rows of dA o K K^T o Gam
 #pragma unroll
-        for (int nj = 0; nj < 4; ++nj)
+      for (int nj = 0; nj < 4; ++nj)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int i = rm + g + (e >= 2 ? 8 : 0), j = cq + 8 * nj + 2 * t + (e & 1);
-            m3[i * kLdF + j] = dp[nj][e] * qk[nj][e];
-            m1[i * kLdF + j] = dag[nj][e];
-            dag[nj][e] *= vec.beta[j];  // dT = dAg diag(beta)
+        for (int e = 0; e < 4; ++e) {
+          const int i = rm + g + (e >= 2 ? 8 : 0), j = cq + 8 * nj + 2 * t + (e & 1);
+          float z = 0.f;
+          if (i > j) {
+            const float grad_a = -da[nj][e];
+            const float gam = expf(vec.gam[i] - vec.gam[j]);
+            const float kkg = kk[nj][e] * gam;
+            db_row[e >> 1] = fmaf(grad_a, kkg, db_row[e >> 1]);
+            z = grad_a * vec.beta[i] * gam;
+            mg.add(nj, e, grad_a * vec.beta[i] * kkg);  // Z o K K^T
           }
-      }
-      store16<4, Elem>(sP, dp, rm, cq);
-      store16<4, Elem>(sDT, dag, rm, cq);
-      publish();
-
-      rows_minus_columns<false>(m3, vec.dgam);
-      {
-        // dbeta_r = sum_i dAg[i][r] T[i][r]: 4 threads per column, 16 rows each, fixed order.
-        const int r = threadIdx.x / 4, part = threadIdx.x % 4;
-        float b = 0.f;
-#pragma unroll 4
-        for (int i = 16 * part; i < 16 * part + 16; ++i) {
-          const float2 pair = Ops::unpack(sT.pair(i, r & ~1));
-          b = fmaf(m1[i * kLdF + r], (r & 1) ? pair.y : pair.x, b);
+          da[nj][e] = z;
         }
-        b += __shfl_xor_sync(0xffffffffu, b, 1);
-        b += __shfl_xor_sync(0xffffffffu, b, 2);
-        if (part == 0) vec.dbeta[r] = b;
-      }
-      wg_issue<8, kC, Elem, false, false>(dq, sP, sK, cn);  // dq += dPm K
-      wg_issue<8, kC, Elem, true, false>(dk, sP, sQ, cn);   // dk += dPm^T Q
-      {
-        // X = T^T dT on mma.sync meanwhile (its B, columns 32.. of one swizzle atom, is no
-        // wgmma operand).
-        float x[4][4] = {};
-        gemm_a_bkn<4, Elem, true>(x, sT, rm, sDT, cq, kC);
-        store16<4, Elem>(sX, x, rm, cq);
-      }
-      wg_wait<0>(dq);
-      fused::fence_accumulators(dk);
-      publish();  // X complete
+      store_row_sums(db_row, vec.db_rows[wc], rm);
+      store16<4, Elem>(sZ, da, rm, cq);
+    }
+    store_row_sums(mg.row, vec.dgam_rows[wc], rm);
+    store_column_sums(mg.col, vec.dgam_cols[warp % 4], cq);
+    publish();  // Z and every partial sum complete
 
-      {
-        float da[4][4] = {}, kk[4][4] = {};
-        wg_issue<4, kC, Elem, false, true>(da, sX, sT, cq);  // X T^T
-        wg_issue<4, kK, Elem, false, true>(kk, sK, sK, cq);  // K K^T
-        wg_wait<0>(da);
-        fused::fence_accumulators(kk);
-
-        float rba = 0.f, rbb = 0.f;
+    wg_issue<8, kC, Elem, false, false>(dk, sZ, sK, cn);  // dk += Z K
+    wg_issue<8, kC, Elem, true, false>(dk, sZ, sK, cn);   // dk += Z^T K
+    // ---- C. dg and dbeta by warp 0 (two rows per lane) while Z K and Z^T K run ---------------
+    if (warp == 0) {
+      float sdot = 0.f;
+      for (int w = 0; w < kLocalThreads / 32; ++w) sdot += vec.sdot[w];
 #pragma unroll
-        for (int nj = 0; nj < 4; ++nj)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int i = rm + g + (e >= 2 ? 8 : 0), j = cq + 8 * nj + 2 * t + (e & 1);
-            float z = 0.f, hz = 0.f;
-            if (i > j) {
-              const float grad_a = -da[nj][e];
-              const float gam = expf(vec.gam[i] - vec.gam[j]);
-              const float kkg = kk[nj][e] * gam;
-              if (e >= 2)
-                rbb = fmaf(grad_a, kkg, rbb);
-              else
-                rba = fmaf(grad_a, kkg, rba);
-              z = grad_a * vec.beta[i] * gam;
-              hz = grad_a * vec.beta[i] * kkg;
-            }
-            da[nj][e] = z;
-            m2[i * kLdF + j] = hz;
-          }
-        rba = quad_sum(rba);
-        rbb = quad_sum(rbb);
-        if (t == 0) {
-          vec.db_rows[wc][rm + g] = rba;
-          vec.db_rows[wc][rm + g + 8] = rbb;
-        }
-        store16<4, Elem>(sZ, da, rm, cq);
-      }
-      publish();  // Z, Z o K K^T complete
-
-      wg_issue<8, kC, Elem, false, false>(dk, sZ, sK, cn);  // dk += Z K
-      wg_issue<8, kC, Elem, true, false>(dk, sZ, sK, cn);   // dk += Z^T K
-      rows_minus_columns<true>(m2, vec.dgam);
-      wg_wait<0>(dk);
-      publish();
-      if (threadIdx.x < kC) {
-        const int r = threadIdx.x;
+      for (int half = 0; half < 2; ++half) {
+        const int r = lane + 32 * half;
         const float rs_qs = vec.rs_qs[0][r] + vec.rs_qs[1][r];
         const float rs_ksw = vec.rs_ksw[0][r] + vec.rs_ksw[1][r];
-        vec.dgam[r] += d.scale * vec.e[r] * rs_qs - vec.e[r] * rs_ksw;
-        vec.dbeta[r] += vec.db_rows[0][r] + vec.db_rows[1][r];
-      }
-      publish();
-      if (threadIdx.x < kC) {
-        const int r = threadIdx.x;
-        if (r == kC - 1) {
-          float s = 0.f;
-          for (int w = 0; w < kLocalThreads / 32; ++w) s += vec.sdot[w];
-          vec.dgam[r] += vec.e[kC - 1] * s;  // gamma_last scales the carried state
-        }
+        const float cols = ((vec.dgam_cols[0][r] + vec.dgam_cols[1][r]) + vec.dgam_cols[2][r]) +
+                           vec.dgam_cols[3][r];
+        float dgam = (vec.dgam_rows[0][r] + vec.dgam_rows[1][r]) - cols;
+        dgam += d.scale * vec.e[r] * rs_qs - vec.e[r] * rs_ksw;
+        if (r == kC - 1) dgam += vec.e[kC - 1] * sdot;  // gamma_last scales the carried state
+        vec.dgam[r] = dgam;
+        vec.dbeta[r] = (((vec.dbeta_cols[0][r] + vec.dbeta_cols[1][r]) + vec.dbeta_cols[2][r]) +
+                        vec.dbeta_cols[3][r]) +
+                       (vec.db_rows[0][r] + vec.db_rows[1][r]);
         // The f terms (see the header): the exclusive prefix of f_r (K dS')_r . V_new_r.
         vec.fsum[r] = r > 0 ? vec.f[r - 1] * (vec.rs_kds[0][r - 1] + vec.rs_kds[1][r - 1]) : 0.f;
       }
-      publish();
+      __syncwarp();
       staged::chunk_reverse_cumsum_warp0(vec.dgam, vec.dgam);
       staged::chunk_cumsum_warp0(vec.fsum, vec.fsum);
-      publish();
-      if (threadIdx.x < ci.len) {
-        const int r = threadIdx.x;
-        const int64_t gi = (ci.tok_begin + r) * d.Hv + h;
-        p.dg[gi] = vec.dgam[r] + vec.fsum[r];
-        staged::store_beta(p.dbeta, gi, vec.dbeta[r], d);
+      __syncwarp();
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int r = lane + 32 * half;
+        if (r < ci.len) {
+          const int64_t gi = (ci.tok_begin + r) * d.Hv + h;
+          p.dg[gi] = vec.dgam[r] + vec.fsum[r];
+          staged::store_beta(p.dbeta, gi, vec.dbeta[r], d);
+        }
       }
+    }
+    wg_wait<0>(dk);
 
-      // dq, dk: added to the running sum of the heads before (which this thread wrote: no
-      // barrier), in head order; after the last head the sum goes out, whole in the input dtype
-      // when the CTA walked the entire group, else as this slot's fp32 partial for the group sum.
-      const bool to_output = head_i == heads - 1 && heads == d.group;
+    // dq, dk: added to the running sum of the heads before (which this thread wrote: no
+    // barrier), in head order; after the last head the sum goes out, whole in the input dtype
+    // when the CTA walked the entire group, else as this slot's fp32 partial for the group sum.
+    const bool to_output = head_i == heads - 1 && heads == d.group;
 #pragma unroll
-      for (int nj = 0; nj < 8; ++nj) {
-        const int col = cn + 8 * nj + 2 * t;
+    for (int nj = 0; nj < 8; ++nj) {
+      const int col = cn + 8 * nj + 2 * t;
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int r = rm + g + 8 * half;
-          if (r < ci.len) {
-            const int64_t tok = ci.tok_begin + r, off = (tok * slots + slot) * kK + col;
-            float2 q2 = make_float2(dq[nj][2 * half], dq[nj][2 * half + 1]);
-            float2 k2 = make_float2(dk[nj][2 * half], dk[nj][2 * half + 1]);
-            if (head_i > 0) {
-              const float2 q0 = *reinterpret_cast<const float2*>(p.dq_h + off);
-              const float2 k0 = *reinterpret_cast<const float2*>(p.dk_h + off);
-              q2 = make_float2(q0.x + q2.x, q0.y + q2.y);
-              k2 = make_float2(k0.x + k2.x, k0.y + k2.y);
-            }
-            if (to_output) {
-              const int64_t out = (tok * d.Hk + kh) * kK + col;
-              *reinterpret_cast<uint32_t*>(static_cast<Elem*>(p.dq) + out) = Ops::pack(q2.x, q2.y);
-              *reinterpret_cast<uint32_t*>(static_cast<Elem*>(p.dk) + out) = Ops::pack(k2.x, k2.y);
-            } else {
-              *reinterpret_cast<float2*>(p.dq_h + off) = q2;
-              *reinterpret_cast<float2*>(p.dk_h + off) = k2;
-            }
+      for (int half = 0; half < 2; ++half) {
+        const int r = rm + g + 8 * half;
+        if (r < ci.len) {
+          const int64_t tok = ci.tok_begin + r, off = (tok * slots + slot) * kK + col;
+          float2 q2 = make_float2(dq[nj][2 * half], dq[nj][2 * half + 1]);
+          float2 k2 = make_float2(dk[nj][2 * half], dk[nj][2 * half + 1]);
+          if (head_i > 0) {
+            const float2 q0 = *reinterpret_cast<const float2*>(p.dq_h + off);
+            const float2 k0 = *reinterpret_cast<const float2*>(p.dk_h + off);
+            q2 = make_float2(q0.x + q2.x, q0.y + q2.y);
+            k2 = make_float2(k0.x + k2.x, k0.y + k2.y);
+          }
+          if (to_output) {
+            const int64_t out = (tok * d.Hk + kh) * kK + col;
+            *reinterpret_cast<uint32_t*>(static_cast<Elem*>(p.dq) + out) = Ops::pack(q2.x, q2.y);
+            *reinterpret_cast<uint32_t*>(static_cast<Elem*>(p.dk) + out) = Ops::pack(k2.x, k2.y);
+          } else {
+            *reinterpret_cast<float2*>(p.dq_h + off) = q2;
+            *reinterpret_cast<float2*>(p.dk_h + off) = k2;
           }
         }
       }
-    }  // head_i
-  }  // item
+    }
+    if (!more) break;
+    if (next.head_i == 0) k_slot ^= 1;
+    t_slot ^= 1;
+    u = next;
+  }
 }
 
 template <class Elem>

@@ -14,7 +14,7 @@ namespace {
 namespace sc = short_chunk;
 constexpr int kThreads = sc::kTiles;  // one tile of each L x 128 x 128 product per thread
 constexpr int kWarps = kThreads / 32;
-static_assert(sc::kRows == kSplitDagRows - 1, "a short chunk has fewer than kSplitDagRows rows");
+static_assert(sc::kRows == kShortChunkRows - 1, "a short chunk has fewer than kShortChunkRows rows");
 
 // The math's executor on one CTA: loops spread over the threads, each step ended by a barrier.
 struct BlockExec {
@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(kThreads) short_chunk_kernel(ShortChunkParams 
   if (end <= first) return;  // an empty sequence
   const int64_t chunk = end - 1;
   const ChunkInfo ci = p.table[chunk];
-  if (ci.len == 0 || ci.len >= kSplitDagRows) return;  // the last chunk is full: nothing to repair
+  if (ci.len == 0 || ci.len >= kShortChunkRows) return;  // the last chunk is full: nothing to repair
   const bool starts_sequence = chunk == first;
   const int L = ci.len, kh = blockIdx.y;
   extern __shared__ __align__(16) char smem_raw[];

@@ -1,5 +1,5 @@
 // The fp32 repair of a sequence's short last chunk (short_chunk_math.hpp): after the chunked
-// backward, one CTA per (sequence whose last chunk has fewer than kSplitDagRows rows, q/k head)
+// backward, one CTA per (sequence whose last chunk has fewer than kShortChunkRows rows, q/k head)
 // recomputes that chunk's dq, dk (summed over the head's value heads in order), dv, dg, dbeta
 // and, where the chunk also starts the sequence, dh0, and overwrites them.
 #pragma once

@@ -1,4 +1,4 @@
-// The backward of a sequence's short last chunk (fewer than kSplitDagRows = 16 rows) in fp32,
+// The backward of a sequence's short last chunk (fewer than kShortChunkRows = 16 rows) in fp32,
 // from the caller's fp32 dht (and h0 where the chunk also starts the sequence): the repair of
 // the chunked backward's outputs there (docs/decisions/backward-precision-at-sequence-ends.md).
 // In such a chunk a single dot product can be all of an output (one-token dbeta = dV_new . W',

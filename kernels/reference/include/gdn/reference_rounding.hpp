@@ -77,8 +77,10 @@ struct Model {
   std::function<double(double)> round16;
   uint32_t points = kAllPoints;  // the roundings that are on
   SplitWhere split;
-  // What the kernels already do, as switches (on: the kernels today):
-  // dAg = dV_new W'^T in split precision (dV_new and W' both hi + lo) in short chunks.
+  // The 16-bit kernels' path as measured on the H200 seeds this model reproduces (on: as
+  // measured). dAg = dV_new W'^T in split precision (dV_new and W' both hi + lo) in short
+  // chunks: the kernels computed it so when measured; today the fp32 short-chunk repair
+  // (short_chunk.cu) overwrites those rows instead, so the switch only keeps the measured path.
   bool split_dag_short = true;
   // <S, dS'> from the caller's fp32 h0 (dht) in a sequence's first (last) chunk.
   bool exact_sdot_at_ends = true;
