@@ -217,6 +217,15 @@ __device__ __forceinline__ void chain_wg_publish(int wg) {
 // rows past a short chunk's end zeroed, dVin and Xq formed (step 0 above), the buffer released,
 // and the two handed over in slot n % 2 once the chain has released that slot's chunk n - 2.
 // tid: 0 .. 127.
+// A wgmma descriptor's start-address step (bytes / 16) for k16 step kk from its depth-0
+// descriptor: K-major 64 x 128 tile, k steps of 32 bytes, its two 64-column halves 8 KB apart
+// (nk_step); MN-major, 16 rows of 128 bytes per step (kRowStep16). Shared addresses stay below
+// 2^18 bytes, so the field never carries.
+__device__ __forceinline__ constexpr uint64_t nk_step(int kk) {
+  return uint64_t((kk / 4) * (kC * 128) + (kk % 4) * 32) / 16;
+}
+inline constexpr uint64_t kRowStep16 = 16 * 128 / 16;
+
 template <class Elem>
 __device__ __forceinline__ void chain_inputs_wg(const ChainParams& p, const ChainWgSmem& sm,
                                                 int64_t first, int64_t last, int h, int tid) {
@@ -225,10 +234,6 @@ __device__ __forceinline__ void chain_inputs_wg(const ChainParams& p, const Chai
   const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int ra = 16 * warp + g, rb = ra + 8;  // this thread's rows of the 64-row products
   const fused::WgTile16 sK = sm.in_k(), sQ = sm.in_q(), sO = sm.in_do(), sE = sm.e_do();
-  const auto nk_step = [](int kk) -> uint64_t {  // K-major 64 x 128 tile: halves 8 KB apart
-    return uint64_t((kk / 4) * (kC * 128) + (kk % 4) * 32) / 16;
-  };
-  constexpr uint64_t kRowStep16 = 16 * 128 / 16;  // MN-major: 16 rows of 128 bytes
   const uint64_t d_k = sK.desc_nk(0, 0), d_q = sQ.desc_nk(0, 0), d_o = sO.desc_kn(0, 0),
                  d_e = sE.desc_kn(0, 0);
   const uint64_t d_qt[2] = {sQ.desc_kn(0, 0), sQ.desc_kn(0, 64)};
@@ -424,10 +429,6 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
   // - wgmma descriptors at depth 0; a k16 step adds its byte offset / 16 to the start-address
   //   field (shared addresses stay below 2^18 bytes, so the field never carries).
   const uint64_t d_ds = sDS.desc_kn(0, 0), d_dvn = sDvn.desc_kn(0, 0), d_edw = sEdw.desc_kn(0, 0);
-  constexpr uint64_t kRowStep16 = 16 * 128 / 16;  // MN-major: 16 rows of 128 bytes
-  const auto nk_step = [](int kk) -> uint64_t {     // K-major k tile: 32 bytes, halves 8 KB apart
-    return uint64_t((kk / 4) * (kC * 128) + (kk % 4) * 32) / 16;
-  };
   ChunkInfo next = last > first ? p.table[last - 1] : ChunkInfo{};
 
   for (int64_t c = last - 1; c >= first; --c) {
