@@ -67,10 +67,10 @@
 // one V-blocked kernel is the reverse chain, so
 //   1'. column-warp roles (the chain on wgmma fed by a TMA producer warp, 64 columns, one CTA
 //               per SM) where the pool has them: over the 32 rows of the backward anchor
-//               sweep of both chains (bench/results/h200_2026-12-01_backward_sweep.sqlite) the
+//               sweep of both chains (bench/results/h200_2026-12-02_backward_sweep.sqlite) the
 //               fastest column-warp variant at the plan rules beats the fastest cooperative
-//               one (4 warps on mma.sync, two CTAs per SM) by 1.054x (geometric mean; 1.000x
-//               to 1.085x);
+//               one (4 warps on mma.sync, two CTAs per SM) on every row, by 1.171x (geometric
+//               mean; 1.080x to 1.241x);
 //   2'. block_v: the column-warp chain's one width, 64; the cooperative chain's 32 (16 columns
 //               won only single-sequence 16/32 rows, by 1 %, and lost up to 10 % with several
 //               sequences: docs/decisions/backward-chain-16.md; the table takes it where it

@@ -289,7 +289,7 @@ TEST(DefaultSelection, ChunkedBackwardFollowsTheBackwardAnchorSweep) {
 
 // The wgmma chain (column-warp roles, 64 columns, one CTA per SM) is preferred over the
 // mma.sync chain, and steps 2' and 3' replayed on rows of its anchor sweep
-// (bench/results/h200_2026-12-01_backward_sweep.sqlite; ms of the pick / the fastest).
+// (bench/results/h200_2026-12-02_backward_sweep.sqlite; ms of the pick / the fastest).
 TEST(DefaultSelection, ChunkedBackwardPrefersTheWgmmaChainAndFollowsItsSweep) {
   std::vector<std::pair<KernelConfig, gdn::Variant::Resources>> variants;
   for (int cp : {0, 16, 64}) variants.push_back({chain(16, cp, WarpRoles::Cooperative), resident(2, 128)});
@@ -299,20 +299,19 @@ TEST(DefaultSelection, ChunkedBackwardPrefersTheWgmmaChainAndFollowsItsSweep) {
     variants.push_back({chain(64, cp, WarpRoles::ColumnWarps), resident(1, 512)});
   const Space space(variants);
   const auto name = [&](int cp) { return gdn::config_name(chain(64, cp, WarpRoles::ColumnWarps)); };
-  // 16/32 heads, 1 x 32768: 64 chain CTAs along 512 chunks: unsplit (6.462 ms; the fastest,
-  // with the local kernel's heads pinned to 2, 6.457).
+  // 16/32 heads, 1 x 32768: 64 chain CTAs along 512 chunks: unsplit (5.524 ms; the fastest,
+  // 128-chunk segments, 5.447, which the table takes).
   EXPECT_EQ(space.pick(shape(1, 32768, 32)), name(0));
-  // 8/16 heads, 1 x 32768: 128-chunk segments (3.48 ms, the fastest).
+  // 8/16 heads, 1 x 32768: 128-chunk segments (2.882 ms, the fastest).
   EXPECT_EQ(space.pick(shape(1, 32768, 16)), name(128));
-  // 2/4 heads, 1 x 32768: 32-chunk segments (0.991 ms, the fastest).
+  // 2/4 heads, 1 x 32768: 32-chunk segments (0.838 ms, the fastest).
   EXPECT_EQ(space.pick(shape(1, 32768, 4)), name(32));
-  // 4/8 heads, 1 x 8192: 16-chunk segments (0.573 ms; the fastest, with fix-ups of 8
-  // columns, 0.572).
+  // 4/8 heads, 1 x 8192: 16-chunk segments (0.487 ms, the fastest).
   EXPECT_EQ(space.pick(shape(1, 8192, 8)), name(16));
-  // 2/4 heads, 1 x 8192: 8-chunk segments (0.354 ms, the fastest).
+  // 2/4 heads, 1 x 8192: 8-chunk segments (0.308 ms, the fastest).
   EXPECT_EQ(space.pick(shape(1, 8192, 4)), name(8));
-  // 16/32 heads, eight sequences (longest 2643, 8192 tokens): unsplit (1.79 ms; the fastest,
-  // one local head per CTA, 1.78).
+  // 16/32 heads, eight sequences (longest 2643, 8192 tokens): unsplit (1.516 ms; the fastest,
+  // one local head per CTA, 1.490).
   SelectionInput ragged = shape(8, 2643, 32);
   ragged.tokens = 8192;
   EXPECT_EQ(space.pick(ragged), name(0));
