@@ -167,9 +167,11 @@ if compgen -G "$wheels/*.whl" > /dev/null; then
        --target /tmp/site "$wheels"/*.whl > "$logs/pip.log" 2>&1; then
     export PYTHONPATH=$PYTHONPATH:/tmp/site
     # FLA's full package imports every model (and transformers) from fla/__init__.py; only fla.ops
-    # is needed, so an __init__ that pulls models in is replaced by an empty one.
+    # is needed, so an __init__ that pulls models in is replaced by its __version__ line alone
+    # (which the FLA backend and bench_peers read).
     if grep -q "models\|layers" /tmp/site/fla/__init__.py 2>/dev/null; then
-      : > /tmp/site/fla/__init__.py
+      grep -m1 "^__version__" /tmp/site/fla/__init__.py > /tmp/site/fla/__init__.new || true
+      mv /tmp/site/fla/__init__.new /tmp/site/fla/__init__.py
     fi
     note "wheels: installed $(cd "$wheels" && printf '%s ' *.whl)"
   else

@@ -89,20 +89,24 @@ class ResultsTableTest(unittest.TestCase):
             path = Path(d) / "bwd.csv"
             path.write_text("\n".join([
                 "# provenance",
-                "pass,name,h_qk,h_v,ours_ms,fla_published_ms,flashqla_ms,flashqla_source,error",
-                "bwd,a,16,32,2.0,1.0,0.5,published,",
-                "bwd,b,16,32,8.0,4.0,8.0,published,",
-                "bwd,c,2,4,1.0,1.5,0.5,published,",
-                "fwd,f,2,4,9.0,9.0,9.0,published,",
+                "pass,name,h_qk,h_v,ours_ms,fla_ms,fla_published_ms,flashqla_ms,flashqla_source,error",
+                "bwd,a,16,32,2.0,4.0,1.0,0.5,published,",
+                "bwd,b,16,32,8.0,4.0,4.0,8.0,published,",
+                "bwd,c,2,4,1.0,,1.5,0.5,published,",
+                "bwd,d,2,4,1.0,3.0,1.5,0.5,published,",
+                "fwd,f,2,4,9.0,9.0,9.0,9.0,published,",
             ]) + "\n")
             lines = results_table.render_bwd(str(path))
         rows = {l.split("|")[1].strip(): [c.strip() for c in l.split("|")[2:-1]]
                 for l in lines if l.startswith("| ") and not l.startswith("| heads")}
         self.assertEqual(list(rows), ["16/32", "2/4", "all"])
-        # 16/32: ours gmean(2, 8) = 4; FLA gmean(0.5, 0.5) = 0.5; FlashQLA gmean(0.25, 1) = 0.5.
-        self.assertEqual(rows["16/32"], ["2", "4.000", "0.50", "0.50"])
-        self.assertEqual(rows["2/4"], ["1", "1.000", "1.50", "0.50"])
-        self.assertEqual(rows["all"][0], "3")
+        # 16/32: ours gmean(2, 8) = 4; FLA live gmean(2, 0.5) = 1; FLA published gmean(0.5,
+        # 0.5) = 0.5; FlashQLA gmean(0.25, 1) = 0.5.
+        self.assertEqual(rows["16/32"], ["2", "4.000", "1.00", "0.50", "0.50"])
+        # 2/4: FLA live on one of the two rows only, and said so.
+        self.assertEqual(rows["2/4"], ["2", "1.000", "3.00 (1 rows)", "1.50", "0.50"])
+        self.assertEqual(rows["all"][0], "4")
+        self.assertEqual(rows["all"][2], f"{(2 * 0.5 * 3) ** (1 / 3):.2f} (3 rows)")
 
     def test_backward_rows_without_published_figures_are_refused(self):
         with tempfile.TemporaryDirectory() as d:
