@@ -7,7 +7,6 @@
 
 #include "commands.hpp"
 #include "option_checks.hpp"
-#include "gdn/db/report.hpp"
 
 namespace gdn::cli {
 
@@ -26,8 +25,7 @@ struct CompareArgs {
 int run_compare(const CompareArgs& a) {
   const auto by = db::parse_compare_by(a.by);
   if (!by) return usage_error("compare", "--by: expected problem or candidate, got '" + a.by + "'");
-  const auto fmt = db::parse_report_format(a.format);
-  if (!fmt) return usage_error("compare", "--format: expected table, csv or json, got '" + a.format + "'");
+  const db::ReportFormat fmt = report_format_option(a.format);
   if (const auto refused = refuse_directory_out("compare", a.out)) return *refused;
   const auto database = db::Database::open(a.db_path, db::kReadExisting);
   // Sweep B's database: --db's unless --against-db names another file.
@@ -40,7 +38,7 @@ int run_compare(const CompareArgs& a) {
     return usage_error("compare", "--against: expected a sweep other than --sweep " + std::to_string(a.sweep_a) +
                                       " of the same database, got the same");
   const std::string text =
-      db::render_comparison(db::SweepRef{database, a.sweep_a}, db::SweepRef{database_b, a.sweep_b}, *by, *fmt);
+      db::render_comparison(db::SweepRef{database, a.sweep_a}, db::SweepRef{database_b, a.sweep_b}, *by, fmt);
   // On stderr: stdout carries the rendering in the format asked for.
   print_origins(std::cerr, database, a.sweep_a);
   print_origins(std::cerr, database_b, a.sweep_b);

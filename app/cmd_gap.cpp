@@ -22,15 +22,14 @@ struct GapArgs {
 };
 
 int run_gap(const GapArgs& a) {
-  const auto fmt = db::parse_report_format(a.format);
-  if (!fmt) return usage_error("gap", "--format: expected table, csv or json, got '" + a.format + "'");
+  const db::ReportFormat fmt = report_format_option(a.format);
   if (const auto refused = refuse_directory_out("gap", a.out)) return *refused;
   const auto pass = db::parse_pass(a.pass);
   if (!pass) return usage_error("gap", "--pass: expected fwd or bwd, got '" + a.pass + "'");
   const auto database = db::Database::open(a.db_path, db::kReadExisting);
   const auto gap = db::oracle_gap(database, a.table_sweep, a.measured_sweep > 0 ? a.measured_sweep : a.table_sweep,
                                   *pass, a.allow_partial);
-  const std::string text = db::render_oracle_gap(gap, *fmt);
+  const std::string text = db::render_oracle_gap(gap, fmt);
   // On stderr: stdout carries the rendering in the format asked for.
   print_origins(std::cerr, database, a.table_sweep);
   if (a.measured_sweep > 0 && a.measured_sweep != a.table_sweep) print_origins(std::cerr, database, a.measured_sweep);

@@ -4,7 +4,6 @@
 
 #include "commands.hpp"
 #include "option_checks.hpp"
-#include "gdn/db/report.hpp"
 
 namespace gdn::cli {
 
@@ -18,10 +17,9 @@ void add_report(CLI::App& app, Action& run) {
   sub->add_option("--format", *format, "table | csv | json")->capture_default_str();
   sub->callback([&run, db_path, sweep, format] {
     run = [db_path, sweep, format]() -> int {
-      const auto fmt = db::parse_report_format(*format);
-      if (!fmt) return usage_error("report", "--format: expected table, csv or json, got '" + *format + "'");
+      const db::ReportFormat fmt = report_format_option(*format);
       const auto database = db::Database::open(*db_path, db::kReadExisting);
-      std::cout << db::render_report(database, *sweep > 0 ? std::optional<std::int64_t>(*sweep) : std::nullopt, *fmt);
+      std::cout << db::render_report(database, *sweep > 0 ? std::optional<std::int64_t>(*sweep) : std::nullopt, fmt);
       return 0;
     };
   });

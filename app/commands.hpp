@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gdn/db/database.hpp"
+#include "gdn/db/report.hpp"
 
 namespace gdn::cli {
 
@@ -30,6 +31,11 @@ void add_worker(CLI::App& app, Action& run);
 // For a merged sweep (gdnlab merge), which shard and device its results came from; nothing for
 // an ordinary sweep.
 void print_origins(std::ostream& out, const db::Database& database, std::int64_t sweep_id);
+
+// The --format option of report, gap and compare: table, csv or json; anything else throws
+// std::invalid_argument naming the option and the value (main() reports it with the usage
+// status).
+db::ReportFormat report_format_option(const std::string& text);
 
 // The --out option of gap and compare. `refuse_directory_out`: the usage error when it names a
 // directory, else nullopt. `write_output`: the rendering on stdout when out is empty, else into

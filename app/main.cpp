@@ -1,5 +1,5 @@
-// gdnlab: the lab's command line. Subcommands: devices, space, sweep, merge, report, export, gap, gui,
-// and the hidden worker that `sweep` spawns per GPU.
+// gdnlab: the lab's command line. Subcommands: devices, space, sweep, merge, report, export, gap,
+// compare, gui, and the hidden worker that `sweep` spawns per GPU.
 #include <iostream>
 
 #include "commands.hpp"
@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
     }
     if (!known)
       return gdn::cli::usage_error(argv[1], std::string("unknown subcommand '") + argv[1] +
-                                                "'; expected devices, space, sweep, merge, report, export, gap or gui");
+                                                "'; expected devices, space, sweep, merge, report, export, gap, compare or gui");
   }
   try {
     app.parse(argc, argv);

@@ -1,9 +1,10 @@
-// The --out option of gap and compare (commands.hpp).
+// The output options of report, gap and compare (commands.hpp): --format, --out.
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
 
 #include "commands.hpp"
 
@@ -35,6 +36,12 @@ std::string write_atomically(const std::string& path, const std::string& text) {
 }
 
 }  // namespace
+
+db::ReportFormat report_format_option(const std::string& text) {
+  const auto format = db::parse_report_format(text);
+  if (!format) throw std::invalid_argument("--format: expected table, csv or json, got '" + text + "'");
+  return *format;
+}
 
 std::optional<int> refuse_directory_out(const std::string& sub, const std::string& out) {
   if (!out.empty() && std::filesystem::is_directory(out))

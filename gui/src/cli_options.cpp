@@ -11,6 +11,23 @@ namespace {
 // over the first two or three frames, so the picture settles only after a few.
 constexpr int kScreenshotFrames = 5;
 
+// An option whose text `parse` turns into a value, throwing std::invalid_argument with the reason
+// on a bad one: CLI11 reports that as the option's validation error.
+template <class Parse>
+CLI::Option* add_parsed_option(CLI::App& app, const std::string& name, Parse parse,
+                               const std::string& help) {
+  return app.add_option_function<std::string>(
+      name,
+      [name, parse](const std::string& text) {
+        try {
+          parse(text);
+        } catch (const std::invalid_argument& e) {
+          throw CLI::ValidationError(name, e.what());
+        }
+      },
+      help);
+}
+
 }  // namespace
 
 void add_dashboard_options(CLI::App& app, DashboardOptions& options) {
@@ -23,28 +40,15 @@ void add_dashboard_options(CLI::App& app, DashboardOptions& options) {
                  "Frames to render before exiting (0: run until the window is closed; default "
                  "5 with --screenshot)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option_function<std::string>(
-         "--tab",
-         [&options](const std::string& text) {
-           try {
-             options.tab = parse_tab(text);
-           } catch (const std::invalid_argument& e) {
-             throw CLI::ValidationError("--tab", e.what());
-           }
-         },
-         "Tab shown first: results | plots | compare | selection")
+  add_parsed_option(
+      app, "--tab", [&options](const std::string& text) { options.tab = parse_tab(text); },
+      "Tab shown first: results | plots | compare | selection")
       ->default_str("results");
-  app.add_option_function<std::string>(
-         "--compare-by",
-         [&options](const std::string& text) {
-           try {
-             options.compare_by = parse_compare_by_option(text);
-           } catch (const std::invalid_argument& e) {
-             throw CLI::ValidationError("--compare-by", e.what());
-           }
-         },
-         "Rows of the compare tab: problem (each sweep's fastest) | candidate (the same variant and "
-         "pins in both)")
+  add_parsed_option(
+      app, "--compare-by",
+      [&options](const std::string& text) { options.compare_by = parse_compare_by_option(text); },
+      "Rows of the compare tab: problem (each sweep's fastest) | candidate (the same variant and "
+      "pins in both)")
       ->default_str("problem");
   app.add_option_function<std::string>(
          "--size",

@@ -65,6 +65,7 @@ TEST_F(CliArgs, ReportAndExportRejectBadArguments) {
   expect_rejected("export --db " + db + " --out " + dir + "/t", "does not exist");
   expect_rejected("export --db " + rec.path, "--out");
   expect_rejected("frobnicate", "frobnicate");
+  expect_rejected("frobnicate", "expected devices, space, sweep, merge, report, export, gap, compare or gui");
   expect_rejected("gap --db " + db + " --table-sweep 1", "does not exist");
   expect_rejected("report --db " + rec.path + " --no-such-option", "--no-such-option");
   expect_rejected("export --db " + rec.path + " --out " + dir + "/t --sweep 0", "--sweep");

@@ -35,12 +35,6 @@ class CorruptInputs : public ::testing::Test {
   RecordedDb rec;
 };
 
-std::string read_text(const fs::path& path) {
-  std::stringstream s;
-  s << std::ifstream(path).rdbuf();
-  return s.str();
-}
-
 }  // namespace
 
 // A recorded p20 of 2.7e+268 ms (a damaged row) used to be replayed, reported and exported as
@@ -117,9 +111,9 @@ TEST_F(CorruptInputs, UnfinishedSweepsAreUsedOnlyWhenAskedAndMarkedPartial) {
   EXPECT_FALSE(fs::exists(dir + "/t1/dispatch.json"));
   ASSERT_EQ(run_command(gdnlab() + " export --db " + db + " --sweep 1 --allow-partial --out " + dir + "/t2", out), 0)
       << out;
-  const auto doc = nlohmann::json::parse(read_text(dir + "/t2/dispatch.json"));
+  const auto doc = nlohmann::json::parse(read_file(dir + "/t2/dispatch.json"));
   EXPECT_EQ(doc["partial"], true);
-  EXPECT_NE(read_text(dir + "/t2/gdn_dispatch_table.hpp").find("// PARTIAL"), std::string::npos);
+  EXPECT_NE(read_file(dir + "/t2/gdn_dispatch_table.hpp").find("// PARTIAL"), std::string::npos);
 
   EXPECT_EQ(run_command(gdnlab() + " gap --db " + db + " --table-sweep 1", out), 2) << out;
   EXPECT_NE(out.find("--allow-partial"), std::string::npos) << out;

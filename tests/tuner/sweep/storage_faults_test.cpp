@@ -55,12 +55,6 @@ class StorageFaults : public ::testing::Test {
   std::unique_ptr<TmpfsMount> mount;
 };
 
-std::string read_text(const std::string& path) {
-  std::stringstream s;
-  s << std::ifstream(path).rdbuf();
-  return s.str();
-}
-
 // Runs `command` through sh in the background; returns its pid.
 pid_t spawn(const std::string& command) {
   const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
@@ -103,7 +97,7 @@ TEST_F(StorageFaults, ARecordingErrorStopsTheSweepWithItsErrorAndResumes) {
   const pid_t pid = spawn(replay_sweep_cmd(rec, db, "--seed 5") + " > " + log + " 2>&1");
   ASSERT_GT(pid, 0);
   const int rc = wait_bounded(pid, std::chrono::seconds(60));
-  const std::string text = read_text(log);
+  const std::string text = read_file(log);
   ASSERT_NE(rc, -1) << "the sweep did not stop within 60 s (livelock): " << text;
   EXPECT_EQ(rc, 1) << text;
   EXPECT_NE(text.find("injected recording failure"), std::string::npos) << text;
@@ -133,11 +127,11 @@ TEST_F(StorageFaults, DiskFullReportsTheFirstErrorAndStaysResumable) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (count_results_or_zero(db) < 3 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ASSERT_GE(count_results_or_zero(db), 3u) << read_text(log);
+  ASSERT_GE(count_results_or_zero(db), 3u) << read_file(log);
   std::string fill_out;
   run_command("dd if=/dev/zero of=" + dir + "/small/filler bs=4k", fill_out);  // until the disk is full
   const int rc = wait_bounded(pid, std::chrono::seconds(60));
-  const std::string text = read_text(log);
+  const std::string text = read_file(log);
   ASSERT_NE(rc, -1) << "the sweep did not stop within 60 s: " << text;
   ASSERT_EQ(rc, 1) << "the sweep finished before the disk filled up, or failed otherwise: " << text;
   const auto first = text.find("recording the result of");

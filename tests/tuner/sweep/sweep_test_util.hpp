@@ -1,8 +1,12 @@
 // Helpers of the pipeline tests: run gdnlab, read back a results database.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <tuple>
 
@@ -12,6 +16,24 @@
 namespace gdn::tuner::testing {
 
 inline std::string gdnlab() { return GDNLAB_EXE; }
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs `gdnlab <sub> <args> --out <file>`, a command line that must be refused: checks that
+// the message names `named` and that no output file is written; returns the exit status (the
+// caller checks it) with the output in `out`.
+inline int run_refused(const std::string& sub, const std::string& args, const std::string& named,
+                       const std::string& file, std::string& out) {
+  const int rc = run_command(gdnlab() + " " + sub + " " + args + " --out " + file, out);
+  EXPECT_NE(out.find(named), std::string::npos) << args << "\n" << out;
+  EXPECT_FALSE(std::filesystem::exists(file)) << args << " wrote an output file";
+  return rc;
+}
 
 inline std::string replay_sweep_cmd(const RecordedDb& rec, const std::string& out_db, const std::string& extra) {
   return gdnlab() + " sweep --replay " + rec.path + " --db " + out_db + " --no-progress " + extra;
