@@ -202,7 +202,7 @@ __device__ __forceinline__ float state_dot16(const Tile& s_t, const Tile& ds) {
   return acc;
 }
 
-// One (item, head) of the local kernel, and where its chunk sits.
+// One unit of the local kernel: an item (chunk, slot of value heads) and the head within it.
 struct Unit {
   int64_t item;
   int head_i;
