@@ -431,6 +431,42 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
     store16<4, Elem>(sDT, dag, rm, cq);
     publish();
 
+    // dq and dk go out as soon as each is complete: added to the running sum of the heads
+    // before (which this thread wrote: no barrier), in head order; after the last head the sum
+    // goes out, whole in the input dtype when the CTA walked the entire group, else as this
+    // slot's fp32 partial for the group sum. dq goes out in the middle of phase B, where the
+    // stores drain under the products after it; dk's running sum loads while Z K and Z^T K run.
+    const bool to_output = head_i == heads - 1 && heads == d.group;
+    const auto row_offset = [&](int nj, int half) {  // into [Ttot, slots, K]
+      return (ci.tok_begin + rm + g + 8 * half) * slots * kK + slot * kK + cn + 8 * nj + 2 * t;
+    };
+    const auto load_running = [&](const float* src, float2 (&run)[8][2]) {
+#pragma unroll
+      for (int nj = 0; nj < 8; ++nj)
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+          run[nj][half] = head_i > 0 && rm + g + 8 * half < ci.len
+                              ? *reinterpret_cast<const float2*>(src + row_offset(nj, half))
+                              : make_float2(0.f, 0.f);
+    };
+    const auto emit = [&](const float (&acc)[8][4], const float2 (&run)[8][2], float* partial,
+                          void* out) {
+#pragma unroll
+      for (int nj = 0; nj < 8; ++nj)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int r = rm + g + 8 * half;
+          if (r >= ci.len) continue;
+          float2 x = make_float2(acc[nj][2 * half], acc[nj][2 * half + 1]);
+          if (head_i > 0) x = make_float2(run[nj][half].x + x.x, run[nj][half].y + x.y);
+          if (to_output) {
+            const int64_t o = ((ci.tok_begin + r) * d.Hk + kh) * kK + cn + 8 * nj + 2 * t;
+            *reinterpret_cast<uint32_t*>(static_cast<Elem*>(out) + o) = Ops::pack(x.x, x.y);
+          } else {
+            *reinterpret_cast<float2*>(partial + row_offset(nj, half)) = x;
+          }
+        }
+    };
     wg_issue<8, kC, Elem, false, false>(dq, sP, sK, cn);  // dq += dPm K
     wg_issue<8, kC, Elem, true, false>(dk, sP, sQ, cn);   // dk += dPm^T Q
     {
@@ -442,6 +478,9 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
     }
     wg_wait<0>(dq);
     fused::fence_accumulators(dk);
+    float2 run[8][2];
+    load_running(p.dq_h, run);
+    emit(dq, run, p.dq_h, p.dq);
     publish();  // X complete
 
     {
@@ -477,6 +516,7 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
 
     wg_issue<8, kC, Elem, false, false>(dk, sZ, sK, cn);  // dk += Z K
     wg_issue<8, kC, Elem, true, false>(dk, sZ, sK, cn);   // dk += Z^T K
+    load_running(p.dk_h, run);
     // ---- C. dg and dbeta by warp 0 (two rows per lane) while Z K and Z^T K run ---------------
     if (warp == 0) {
       float sdot = 0.f;
@@ -513,38 +553,7 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
       }
     }
     wg_wait<0>(dk);
-
-    // dq, dk: added to the running sum of the heads before (which this thread wrote: no
-    // barrier), in head order; after the last head the sum goes out, whole in the input dtype
-    // when the CTA walked the entire group, else as this slot's fp32 partial for the group sum.
-    const bool to_output = head_i == heads - 1 && heads == d.group;
-#pragma unroll
-    for (int nj = 0; nj < 8; ++nj) {
-      const int col = cn + 8 * nj + 2 * t;
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int r = rm + g + 8 * half;
-        if (r < ci.len) {
-          const int64_t tok = ci.tok_begin + r, off = (tok * slots + slot) * kK + col;
-          float2 q2 = make_float2(dq[nj][2 * half], dq[nj][2 * half + 1]);
-          float2 k2 = make_float2(dk[nj][2 * half], dk[nj][2 * half + 1]);
-          if (head_i > 0) {
-            const float2 q0 = *reinterpret_cast<const float2*>(p.dq_h + off);
-            const float2 k0 = *reinterpret_cast<const float2*>(p.dk_h + off);
-            q2 = make_float2(q0.x + q2.x, q0.y + q2.y);
-            k2 = make_float2(k0.x + k2.x, k0.y + k2.y);
-          }
-          if (to_output) {
-            const int64_t out = (tok * d.Hk + kh) * kK + col;
-            *reinterpret_cast<uint32_t*>(static_cast<Elem*>(p.dq) + out) = Ops::pack(q2.x, q2.y);
-            *reinterpret_cast<uint32_t*>(static_cast<Elem*>(p.dk) + out) = Ops::pack(k2.x, k2.y);
-          } else {
-            *reinterpret_cast<float2*>(p.dq_h + off) = q2;
-            *reinterpret_cast<float2*>(p.dk_h + off) = k2;
-          }
-        }
-      }
-    }
+    emit(dk, run, p.dk_h, p.dk);
     if (!more) break;
     if (next.head_i == 0) k_slot ^= 1;
     t_slot ^= 1;
