@@ -6,9 +6,9 @@
 
 namespace gdn::bwd {
 
-// items: sequences (no CP) or segments; state_cols: K (the gradient) or 2K (pass 1's [M | N]).
-// roles: Cooperative (mma.sync chain) or ColumnWarps (wgmma chain).
+// items: sequences (no CP) or segments; the grid spans the gradient's V columns (in CP pass 1
+// N's). roles: Cooperative (mma.sync chain) or ColumnWarps (wgmma chain).
 cudaError_t launch_dstate_chain(const ChainParams& p, WarpRoles roles, int block_v,
-                                int64_t items, int state_cols, cudaStream_t stream);
+                                int64_t items, cudaStream_t stream);
 
 }  // namespace gdn::bwd

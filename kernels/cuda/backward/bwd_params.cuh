@@ -63,12 +63,16 @@ struct ChainParams {
   uint16_t* dstate16;
   uint16_t* dvnew16;
   // Exact CP (segs != nullptr): the reverse chain runs per segment. Pass 1 (transition) walks
-  // every segment but a sequence's first over the augmented gradient [M | N] (2K columns,
-  // grid.z spans both): M from the identity without dO, N from zero (from dht on a sequence's
-  // last segment) with dO; it writes transfer and no output. The forward fix-up then chains
-  // the segments, which pass 1 stores in reverse order within each sequence (a sequence's last
-  // segment first), so that its h_{i+1} = M_i h_i + N_i walks the reverse recurrence:
-  // starts holds each segment's end-state gradient. Pass 2 runs every segment from it.
+  // every segment but a sequence's first over N, the columns kV .. 2 kV of the augmented
+  // gradient [M | N] (grid.z spans N's V-blocks): from zero (from dht on a sequence's last
+  // segment) with dO; it writes transfer's N columns and no output. M is not walked: the
+  // reverse chain is the adjoint of the forward recurrence, so a segment's M is the transpose
+  // of the forward's, which the recompute's pass 1 (in the same segments) left in transfer's M
+  // columns. The forward fix-up then chains the segments, which pass 1 stores in reverse
+  // order within each sequence (a sequence's last segment first), so that its
+  // h_{i+1} = M_i h_i + N_i walks the reverse recurrence, reading each M transposed from the
+  // segment's forward slot (fused::TransferM::ForwardTransposed): starts holds each segment's
+  // end-state gradient. Pass 2 runs every segment from it.
   const fused::Segment* segs;
   const int64_t* seg_first;
   float* transfer;

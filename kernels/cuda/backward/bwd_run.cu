@@ -93,8 +93,10 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   const int cp = c.cp_segment_chunks;
   const BackwardPlan plan = plan_backward(c, plan_shape(p), PlanDevice{sms}, a.launch);
   // The recompute's segments: the config's when it has CP, else the plan's (cp stays 0 for the
-  // chain), never more than the workspace holds.
+  // chain), never more than the workspace holds. With the config's CP the chain's pass 1 takes
+  // its M from the recompute's (TransferM::ForwardTransposed), so both must be the same.
   const int rcp = plan.recompute_cp_chunks;
+  if (cp > 0 && rcp != cp) return GDN_ERROR_INTERNAL;
   const int64_t rcp_segs = rcp > 0 ? fused::max_segments(d, rcp) : 0;
   if (rcp_segs > w.max_segs) return GDN_ERROR_INTERNAL;
 
@@ -146,7 +148,8 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     if (err == cudaSuccess)
       err = fused::launch_chunk_loop_cw<kRecomputeBlockV>(fp, static_cast<unsigned>(rcp_segs), s);
     if (err == cudaSuccess)
-      err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, rcp_segs, w.starts, plan.fixup_cols, s);
+      err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, rcp_segs, w.starts, plan.fixup_cols,
+                                   fused::TransferM::Stored, s);
     fp.mode = fused::Mode::Output;
   }
   fp.chunk_states = w.states16;
@@ -196,21 +199,24 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
       err = fused::encode_token_tile_map(&cp_params.tmap_do, a.d_o, d.Hv, d.Ttot, d.in_bf16);
   }
   if (cp == 0) {
-    if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.roles, c.block_v, d.num_seqs, kV, s);
+    if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.roles, c.block_v, d.num_seqs, s);
   } else {
     // Exact CP, mirrored: pass 1 per segment, the fix-up over the segments in reverse order,
-    // then every segment from its end-state gradient (bwd_params.cuh).
+    // then every segment from its end-state gradient (bwd_params.cuh). The recompute ran in
+    // the same segments (the config's), so its pass 1 left each segment's forward M in
+    // transfer; the reverse chain's M is its transpose, and pass 1 runs the N columns only.
     cp_params.segs = w.segs;
     cp_params.seg_first = w.seg_first;
     cp_params.transfer = w.transfer;
     cp_params.starts = w.starts;
     cp_params.transition = true;
     if (err == cudaSuccess)
-      err = launch_dstate_chain(cp_params, c.roles, c.block_v, w.max_segs, 2 * kV, s);
+      err = launch_dstate_chain(cp_params, c.roles, c.block_v, w.max_segs, s);
     if (err == cudaSuccess)
-      err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, plan.fixup_cols, s);
+      err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, plan.fixup_cols,
+                                   fused::TransferM::ForwardTransposed, s);
     cp_params.transition = false;
-    if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.roles, c.block_v, w.max_segs, kV, s);
+    if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.roles, c.block_v, w.max_segs, s);
   }
 
   // 3. Local gradients per (chunk, group of the plan's local_heads value heads).

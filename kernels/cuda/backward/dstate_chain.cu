@@ -35,10 +35,10 @@ cudaError_t launch_wg(const ChainParams& p, unsigned items, unsigned col_blocks,
 }  // namespace
 
 cudaError_t launch_dstate_chain(const ChainParams& p, WarpRoles roles, int block_v,
-                                int64_t items, int state_cols, cudaStream_t stream) {
+                                int64_t items, cudaStream_t stream) {
   const auto n = static_cast<unsigned>(items);
-  if (block_v <= 0 || state_cols % block_v != 0) return cudaErrorInvalidValue;
-  const auto cols = static_cast<unsigned>(state_cols / block_v);
+  if (block_v <= 0 || kV % block_v != 0) return cudaErrorInvalidValue;
+  const auto cols = static_cast<unsigned>(kV / block_v);
   const bool bf16 = p.d.in_bf16;
   if (roles == WarpRoles::ColumnWarps) {
     if (block_v != kChainWgBV) return cudaErrorInvalidValue;

@@ -75,12 +75,11 @@ struct ChainSmem {
 };
 
 // cp.async loads of chunk `chunk` (table entry ci) into ring stage s: k (the v-head's q/k head),
-// T, the dVin and Xq blocks (zeros without dO: the M columns of CP pass 1) and gamma (padded
-// rows repeat the last valid one). Rows past the chunk's end are zero-filled.
+// T, the dVin and Xq blocks and gamma (padded rows repeat the last valid one). Rows past the chunk's end are zero-filled.
 template <int BV, class Elem>
 __device__ __forceinline__ void issue_chain_loads(const ChainParams& p, const ChainSmem<BV>& sm,
                                                   int64_t chunk, const ChunkInfo& ci, int s, int h,
-                                                  int v0, bool with_do) {
+                                                  int v0) {
   const Dims& d = p.d;
   const int kh = h / d.group;
   const Elem* kbase = static_cast<const Elem*>(p.k);
@@ -97,14 +96,14 @@ __device__ __forceinline__ void issue_chain_loads(const ChainParams& p, const Ch
   }
   for (int e = threadIdx.x; e < kC * (BV / 8); e += kChainThreads) {
     const int r = e / (BV / 8), c = (e % (BV / 8)) * 8;
-    const bool valid = with_do && r < ci.len;
+    const bool valid = r < ci.len;
     const int64_t off = ((ci.tok_begin + (valid ? r : 0)) * d.Hv + h) * kV + v0 + c;
     fused::cp_async_16(sm.dvin(s).at(r, c), p.dvin16 + off, valid ? 16 : 0);
   }
   const uint16_t* xsrc = p.xq16 + (chunk * d.Hv + h) * int64_t(kK * kV) + v0;
   for (int e = threadIdx.x; e < kK * (BV / 8); e += kChainThreads) {
     const int r = e / (BV / 8), c = (e % (BV / 8)) * 8;
-    fused::cp_async_16(sm.xq(s).at(r, c), xsrc + r * kV + c, with_do ? 16 : 0);
+    fused::cp_async_16(sm.xq(s).at(r, c), xsrc + r * kV + c, 16);
   }
   if (threadIdx.x < kC) {
     const int r = threadIdx.x, rr = r < ci.len ? r : ci.len - 1;
@@ -117,17 +116,16 @@ __device__ __forceinline__ float chain_beta(const ChainParams& p, const ChunkInf
 }
 
 // A chain CTA's item: the sequence or CP segment (blockIdx.x), the v-head (blockIdx.y) and the
-// V-block of bv columns (blockIdx.z) of the gradient, which in CP pass 1 (transition) is the
-// augmented [M | N], 2K columns; and where its dS starts from and ends up, as strided views
-// formed once (row: state row, c: column within the V-block). Both chains (this file's and
-// dstate_chain_wg.cuh's) take it.
+// V-block of bv columns (blockIdx.z) of the gradient, which in CP pass 1 (transition) is N of
+// the augmented [M | N] (bwd_params.cuh); and where its dS starts from and ends up, as strided
+// views formed once (row: state row, c: column within the V-block). Both chains (this file's
+// and dstate_chain_wg.cuh's) take it.
 struct ChainItem {
   fused::Segment seg;
   int h, v0;  // the v-head; the V-block's first value column
-  bool transition, m_part;
+  bool transition;
   // dS before the segment's last chunk: dht on a sequence's last segment, the fixed-up
-  // end-state gradient on the others, zero in pass 1's N columns (src null) or without dht;
-  // the identity in pass 1's M columns.
+  // end-state gradient on the others, zero in pass 1 (src null) or without dht.
   const float* src;
   int64_t src_row, src_col;
   // dS after its first chunk: pass 1's transfer, else dh0 where the segment starts its
@@ -136,7 +134,6 @@ struct ChainItem {
   int64_t dst_row, dst_col;
 
   __device__ float start(int row, int c) const {
-    if (m_part) return row == c + v0 ? 1.f : 0.f;
     return src ? src[row * src_row + c * src_col] : 0.f;
   }
   __device__ void store_end(int row, int c, float x) const { dst[row * dst_row + c * dst_col] = x; }
@@ -160,9 +157,8 @@ __device__ __forceinline__ bool chain_item(const ChainParams& p, int bv, ChainIt
   // The segment's place in the fix-up's order: reversed within its sequence.
   const int64_t rev = p.segs ? p.seg_first[n] + p.seg_first[n + 1] - 1 - item : item;
   it.h = blockIdx.y;
-  const int col0 = blockIdx.z * bv;  // column of the (augmented, in pass 1) gradient
-  it.m_part = it.transition && col0 < kV;
-  it.v0 = col0 % kV;
+  it.v0 = blockIdx.z * bv;
+  const int col0 = (it.transition ? kV : 0) + it.v0;  // in pass 1, of N in transfer's [M | N]
   // The caller's states in its layout (KV or VK: state_index), the workspace's in KV.
   const int64_t at = staged::state_index(d, n, it.h, 0, it.v0);
   const int64_t user_row = staged::state_index(d, n, it.h, 1, it.v0) - at;
@@ -190,7 +186,7 @@ __global__ void __launch_bounds__(kChainThreads, 2) dstate_chain_kernel(ChainPar
   ChainItem ch;
   if (!chain_item(p, BV, ch)) return;
   const int h = ch.h, v0 = ch.v0;
-  const bool m_part = ch.m_part, outputs = !ch.transition;
+  const bool outputs = !ch.transition;
   const fused::Segment& seg = ch.seg;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   extern __shared__ __align__(128) char smem_raw[];
@@ -209,7 +205,7 @@ __global__ void __launch_bounds__(kChainThreads, 2) dstate_chain_kernel(ChainPar
   // iteration issues; read an iteration before they are needed).
   ChunkInfo cur = last > first ? p.table[last - 1] : ChunkInfo{};
   ChunkInfo n1 = last - 1 > first ? p.table[last - 2] : ChunkInfo{};
-  if (last > first) issue_chain_loads<BV, Elem>(p, sm, last - 1, cur, 0, h, v0, !m_part);
+  if (last > first) issue_chain_loads<BV, Elem>(p, sm, last - 1, cur, 0, h, v0);
   fused::cp_async_commit();
   float beta_a = 0.f, beta_b = 0.f;
   if (last > first) beta_a = chain_beta(p, cur, h, ra), beta_b = chain_beta(p, cur, h, rb);
@@ -221,7 +217,7 @@ __global__ void __launch_bounds__(kChainThreads, 2) dstate_chain_kernel(ChainPar
     fused::cp_async_wait(0);
     __syncthreads();  // chunk c landed; every reader of the other stage and the chain buffers done
     if (c - 1 >= first)
-      issue_chain_loads<BV, Elem>(p, sm, c - 1, n1, (it + 1) % kChainStages, h, v0, !m_part);
+      issue_chain_loads<BV, Elem>(p, sm, c - 1, n1, (it + 1) % kChainStages, h, v0);
     fused::cp_async_commit();
     const float ba = beta_a, bb = beta_b;
     if (c - 1 >= first) beta_a = chain_beta(p, n1, h, ra), beta_b = chain_beta(p, n1, h, rb);

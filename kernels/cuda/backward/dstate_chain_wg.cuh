@@ -169,7 +169,7 @@ __device__ __forceinline__ void produce_chain_chunks(const ChainParams& p, const
   }
 }
 
-// The inputs' producer thread (only where dO enters: not the M columns of CP pass 1): chunk n
+// The inputs' producer thread: chunk n
 // into the inputs' buffer once the inputs have read chunk n - 1: k and q (two 64-column halves
 // each), the dO block of the V-block, e/f/beta.
 __device__ __forceinline__ void produce_input_chunks(const ChainParams& p, const ChainWgSmem& sm,
@@ -361,7 +361,7 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
   ChainItem ch;
   if (!chain_item(p, kChainWgBV, ch)) return;
   const int h = ch.h, v0 = ch.v0;
-  const bool m_part = ch.m_part, outputs = !ch.transition;
+  const bool outputs = !ch.transition;
   extern __shared__ __align__(1024) char smem_raw[];  // wgmma operand tiles: 1024-byte aligned
   const ChainWgSmem sm{smem_raw};
   const int64_t first = ch.seg.chunk_begin, last = ch.seg.chunk_end;
@@ -382,28 +382,18 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
   if (wg == kChainWgProducerGroup) {
     fused::setmaxnreg_dec<kChainWgProducerRegs>();
     if (tid == 0) produce_chain_chunks(p, sm, first, last, h);
-    if (tid == 32 && !m_part) produce_input_chunks(p, sm, first, last, h, v0);
+    if (tid == 32) produce_input_chunks(p, sm, first, last, h, v0);
     return;
   }
   if (wg == kChainWgInputsGroup) {
     fused::setmaxnreg_inc<kChainWgInputsRegs>();
-    if (!m_part) chain_inputs_wg<Elem>(p, sm, first, last, h, tid);
+    chain_inputs_wg<Elem>(p, sm, first, last, h, tid);
     return;
   }
   fused::setmaxnreg_inc<kChainWgChainRegs>();
 
   const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int wc = kChainWgCols * wg;  // the warpgroup's first column within the V-block
-  // The M columns of pass 1 have no dO: their dVin and Xq stay zero (never formed; each
-  // chain warpgroup zeroes them all and waits at its own barrier only: the same zeros).
-  if (m_part) {
-    for (int s = 0; s < kChainStages; ++s) {
-      fused::zero_tile<128, ChainWgSmem::kVBytes>(sm.dvin(s).p, tid);
-      fused::zero_tile<128, ChainWgSmem::kStateBytes>(sm.xq(s).p, tid);
-    }
-    chain_wg_publish(wg);
-  }
-
   // dS (this warpgroup's 32 columns of the block) from the item's start.
   float S[2][NT][4];
   fused::for_each_state_element<NT, 16, 64>(
@@ -442,7 +432,7 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
       zero_rows_past_end(sm.k(s).p, 2, static_cast<int>(ci.len), tid);  // k's two halves
       chain_wg_publish(wg);
     }
-    if (!m_part) fused::mbarrier_wait_parity(sm.ready(s), static_cast<uint32_t>((it / 2) % 2));
+    fused::mbarrier_wait_parity(sm.ready(s), static_cast<uint32_t>((it / 2) % 2));
     const fused::WgTile16 sK = sm.k(s), sT = sm.t(s);
     const uint32_t* const in_a = reinterpret_cast<const uint32_t*>(sm.dvin(s).p) + ra * 32;
     const uint32_t* const xq_a = reinterpret_cast<const uint32_t*>(sm.xq(s).p) + ra * 32;
@@ -521,7 +511,7 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     }
     // This warp has read the hand-over slot (dVin here, Xq above): the inputs may refill it.
     __syncwarp();
-    if (!m_part && lane == 0) fused::mbarrier_arrive(sm.free_slot(s));
+    if (lane == 0) fused::mbarrier_arrive(sm.free_slot(s));
     chain_wg_publish(wg);  // all of dVn in the tile
 
     // 3. W = T^T dVn (64 x 32, depth 64); meanwhile dVn -> dvnew16.

@@ -113,6 +113,17 @@ __device__ __forceinline__ void load_a_tf32(uint32_t (&r)[4], const float* a, in
                : "r"(addr));
 }
 
+// The same fragment of A = B^T for the 8 x 16 fp32 block at a (row stride lda floats): element
+// (r, c) of A is a[c * lda + r]. Four scalar loads: ldmatrix transposes 16-bit elements, not
+// 32-bit ones.
+__device__ __forceinline__ void load_a_tf32_transposed(uint32_t (&r)[4], const float* a, int lda) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  r[0] = __float_as_uint(a[t * lda + g]);
+  r[1] = __float_as_uint(a[t * lda + g + 8]);
+  r[2] = __float_as_uint(a[(t + 4) * lda + g]);
+  r[3] = __float_as_uint(a[(t + 4) * lda + g + 8]);
+}
+
 // acc += A B for one k-step with A already split (ahi, alo) and B's two values of this lane
 // (rows t and t + 4 of its column g): B split, then the three products, small terms first.
 __device__ __forceinline__ void mma_3xtf32_b(float (&acc)[4], const uint32_t (&ahi)[4],
@@ -147,12 +158,16 @@ __device__ __forceinline__ void mma_3xtf32(float (&acc)[4], const float* a, int 
 // acc[nt] += A B_nt over one k-step of 8 for NT n-tiles side by side (A the 16 x 8 block at
 // a, B_nt the 8 x 8 block at b + 8 nt, rows k): A is loaded and split once for all of them.
 // Per element the same sums in the same order as mma_3xtf32_step.
-template <int NT>
+// kTransposedA: a holds A's transpose (load_a_tf32_transposed).
+template <int NT, bool kTransposedA = false>
 __device__ __forceinline__ void mma_3xtf32_step_tiles(float (&acc)[NT][4], const float* a, int lda,
                                                       const float* b, int ldb) {
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   uint32_t araw[4], ahi[4], alo[4];
-  load_a_tf32(araw, a, lda);
+  if constexpr (kTransposedA)
+    load_a_tf32_transposed(araw, a, lda);
+  else
+    load_a_tf32(araw, a, lda);
 #pragma unroll
   for (int e = 0; e < 4; ++e) split_tf32(__uint_as_float(araw[e]), ahi[e], alo[e]);
 #pragma unroll

@@ -84,31 +84,35 @@ size_t fixup_smem_bytes() {
 // a TMA issue each, were 3-5 times slower (ab_fixup_copies_call4.txt), and clusters of two or
 // four column blocks sharing one multicast copy of M slower too (18.9 and 35.2 us: the steps
 // are not bound by the L2 reads of M).
+// M comes from transfer row m_row0 (the step's own slot, or the forward's: TransferM).
 template <int Cols>
-__device__ __forceinline__ void load_transfer(const FixupSmem<Cols>& sm, int b, int64_t row0,
-                                              int v0, bool with_m, const CUtensorMap& m_map,
-                                              const CUtensorMap& n_map, uint64_t* full) {
+__device__ __forceinline__ void load_transfer(const FixupSmem<Cols>& sm, int b, int64_t m_row0,
+                                              int64_t n_row0, int v0, bool with_m,
+                                              const CUtensorMap& m_map, const CUtensorMap& n_map,
+                                              uint64_t* full) {
   constexpr uint32_t kMBytes = kK * kLdM * 4, kNBytes = kK * FixupSmem<Cols>::kLdH * 4;
   mbarrier_arrive_expect_tx(full, (with_m ? kMBytes : 0) + kNBytes);
-  if (with_m) tma_load_2d(sm.m(b), &m_map, 0, static_cast<int>(row0), full);
-  tma_load_2d(sm.n(b), &n_map, kV + v0, static_cast<int>(row0), full);
+  if (with_m) tma_load_2d(sm.m(b), &m_map, 0, static_cast<int>(m_row0), full);
+  tma_load_2d(sm.n(b), &n_map, kV + v0, static_cast<int>(n_row0), full);
 }
 
-// acc = M_rows h over depth half `part` (the warp's 16 rows of M x state rows 64 part .. + 63
-// of the NT n-tiles of h) with 3xTF32 split operands (M split once per k-step for all NT
-// n-tiles): 8 k-steps of three dependent mma each. The caller sums the halves (the first
-// half's warp adds the second's), as one warp's two accumulator chains were summed before: the
-// same sums in the same order.
-template <int NT>
-__device__ __forceinline__ void mh_half_product(float (&acc)[NT][4], const float* m_rows,
+// acc = M_rows h over depth half `part` (the warp's 16 rows r0 .. r0 + 15 of M x state rows
+// 64 part .. + 63 of the NT n-tiles of h) with 3xTF32 split operands (M split once per k-step
+// for all NT n-tiles): 8 k-steps of three dependent mma each. kTransposed: the tile m holds
+// M's transpose (TransferM::ForwardTransposed), read column-wise. The caller sums the halves
+// (the first half's warp adds the second's), as one warp's two accumulator chains were summed
+// before: the same sums in the same order.
+template <int NT, bool kTransposed>
+__device__ __forceinline__ void mh_half_product(float (&acc)[NT][4], const float* m, int r0,
                                                 const float* h, int part) {
   constexpr int kLdH = fixup_ld_h<NT * 8>();
   constexpr int kHalf = kK / 16;  // k-steps of 8 state rows per half
 #pragma unroll 2
   for (int s = 0; s < kHalf; ++s) {
     const int ks = s + part * kHalf;
-    staged::inverse64::mma_3xtf32_step_tiles<NT>(acc, m_rows + 8 * ks, kLdM, h + 8 * ks * kLdH,
-                                                 kLdH);
+    const float* a = kTransposed ? m + 8 * ks * kLdM + r0 : m + r0 * kLdM + 8 * ks;
+    staged::inverse64::mma_3xtf32_step_tiles<NT, kTransposed>(acc, a, kLdM, h + 8 * ks * kLdH,
+                                                              kLdH);
   }
 }
 
@@ -117,8 +121,8 @@ __device__ __forceinline__ void mh_half_product(float (&acc)[NT][4], const float
 // loaded). Step i > first: h = M_i h + N_i (M_i h on the tensor cores with 3xTF32 split
 // operands: fp32 FFMA order of accuracy, common/chunk_math.cuh; M split once per k-step for the
 // warp's n-tiles), h written as the start of segment i + 1. The transfers are independent of
-// h, so segment i + 1's copies run during step i.
-template <int Cols>
+// h, so segment i + 1's copies run during step i. kForwardM: M as TransferM::ForwardTransposed.
+template <int Cols, bool kForwardM>
 __global__ void __launch_bounds__(kFixThreads)
     cp_fixup_kernel(Dims d, const int64_t* seg_first, const __grid_constant__ CUtensorMap m_map,
                     const __grid_constant__ CUtensorMap n_map, float* starts) {
@@ -141,22 +145,25 @@ __global__ void __launch_bounds__(kFixThreads)
     fence_mbarrier_init();
   }
   __syncthreads();  // the barriers initialised before any thread waits on them
-  const auto row_of = [&](int64_t i) { return (i * d.Hv + h) * kK; };  // transfer row of M_i, N_i
-  if (threadIdx.x == 0) load_transfer(sm, 0, row_of(first), v0, false, m_map, n_map, &full[0]);
+  const auto row_of = [&](int64_t i) { return (i * d.Hv + h) * kK; };  // transfer row of slot i
+  const auto m_row_of = [&](int64_t i) { return row_of(kForwardM ? first + last - 1 - i : i); };
+  if (threadIdx.x == 0)
+    load_transfer(sm, 0, m_row_of(first), row_of(first), v0, false, m_map, n_map, &full[0]);
   uint32_t parities = 0;  // bit b: the phase parity of buffer b's next wait
   const int r0 = 16 * row_block;  // this warp's rows
   for (int64_t i = first; i + 1 < last; ++i) {
     const int b = static_cast<int>((i - first) % 2);
     // The next step's transfer, into the other buffer (free since step i - 1's last barrier).
     if (i + 2 < last && threadIdx.x == 0)
-      load_transfer(sm, 1 - b, row_of(i + 1), v0, true, m_map, n_map, &full[1 - b]);
+      load_transfer(sm, 1 - b, m_row_of(i + 1), row_of(i + 1), v0, true, m_map, n_map,
+                    &full[1 - b]);
     mbarrier_wait_parity(&full[b], (parities >> b) & 1u);
     parities ^= 1u << b;
     __syncthreads();  // h of the previous step complete
     float acc[Cols / 8][4] = {};
     float* const partial = sm.partial(row_block) + lane;  // fragment order, lane-interleaved
     if (i != first) {
-      mh_half_product<Cols / 8>(acc, sm.m(b) + r0 * kLdM, sm.h(), part);
+      mh_half_product<Cols / 8, kForwardM>(acc, sm.m(b), r0, sm.h(), part);
       if (part == 1)
 #pragma unroll
         for (int nt = 0; nt < Cols / 8; ++nt)
@@ -206,20 +213,29 @@ cudaError_t fixup_maps(const Dims& d, const float* transfer, int64_t max_segs, C
   return err;
 }
 
-template <int Cols>
-cudaError_t launch_cp_fixup_cols(const Dims& d, const int64_t* seg_first, const float* transfer,
-                                 int64_t max_segs, float* starts, cudaStream_t stream) {
+template <int Cols, bool kForwardM>
+cudaError_t launch_cp_fixup_kernel(const Dims& d, const int64_t* seg_first, const float* transfer,
+                                   int64_t max_segs, float* starts, cudaStream_t stream) {
   CUtensorMap m_map, n_map;
   cudaError_t err = fixup_maps<Cols>(d, transfer, max_segs, &m_map, &n_map);
   if (err != cudaSuccess) return err;
+  const auto kernel = cp_fixup_kernel<Cols, kForwardM>;
   const size_t smem = fixup_smem_bytes<Cols>();
-  err = cudaFuncSetAttribute(cp_fixup_kernel<Cols>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem));
+  err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(smem));
   if (err != cudaSuccess) return err;
   const dim3 grid(static_cast<unsigned>(d.num_seqs), d.Hv, kV / Cols);
-  return launch_after_prior(cp_fixup_kernel<Cols>, grid, kFixThreads, smem, stream, d, seg_first,
-                            m_map, n_map, starts);
+  return launch_after_prior(kernel, grid, kFixThreads, smem, stream, d, seg_first, m_map, n_map,
+                            starts);
+}
+
+template <int Cols>
+cudaError_t launch_cp_fixup_cols(const Dims& d, const int64_t* seg_first, const float* transfer,
+                                 int64_t max_segs, float* starts, TransferM m,
+                                 cudaStream_t stream) {
+  return m == TransferM::ForwardTransposed
+             ? launch_cp_fixup_kernel<Cols, true>(d, seg_first, transfer, max_segs, starts, stream)
+             : launch_cp_fixup_kernel<Cols, false>(d, seg_first, transfer, max_segs, starts, stream);
 }
 
 }  // namespace
@@ -240,11 +256,12 @@ cudaError_t build_segment_table(const Dims& d, int seg_chunks, const int64_t* ch
 }
 
 cudaError_t launch_cp_fixup(const Dims& d, const int64_t* seg_first, const float* transfer,
-                            int64_t max_segs, float* starts, int cols, cudaStream_t stream) {
+                            int64_t max_segs, float* starts, int cols, TransferM m,
+                            cudaStream_t stream) {
   switch (cols) {
-    case 8: return launch_cp_fixup_cols<8>(d, seg_first, transfer, max_segs, starts, stream);
-    case 16: return launch_cp_fixup_cols<16>(d, seg_first, transfer, max_segs, starts, stream);
-    case 32: return launch_cp_fixup_cols<32>(d, seg_first, transfer, max_segs, starts, stream);
+    case 8: return launch_cp_fixup_cols<8>(d, seg_first, transfer, max_segs, starts, m, stream);
+    case 16: return launch_cp_fixup_cols<16>(d, seg_first, transfer, max_segs, starts, m, stream);
+    case 32: return launch_cp_fixup_cols<32>(d, seg_first, transfer, max_segs, starts, m, stream);
     default: return cudaErrorInvalidValue;
   }
 }

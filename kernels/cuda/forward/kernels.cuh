@@ -55,11 +55,23 @@ cudaError_t build_tables(const gdn_problem& p, const Dims& d, int seg_chunks,
                          int64_t* chunk_first, ChunkInfo* table, int* ready, int64_t* seg_first,
                          Segment* segs, int64_t max_segs, cudaStream_t stream,
                          TablesPath path = TablesPath::Auto);
+// Where the fix-up finds each step's M.
+enum class TransferM {
+  // M_i in transfer slot i, as the pass 1 before it left it.
+  Stored,
+  // The backward's chain (its pass 1 runs the N columns only): the reverse chain is the
+  // adjoint of the forward recurrence, so a segment's M is the transpose of the forward's,
+  // which the recompute's pass 1 left in the M columns of the segment's own slot; the
+  // backward's slot i (reversed within the sequence) is forward slot first + last - 1 - i.
+  ForwardTransposed,
+};
+
 // Fix-up: per (sequence, v-head, block of fixup_cols columns), h_1 = N_0 (pass 1 started the
 // first segment's N at h0) and h_{i+1} = M_i h_i + N_i over the sequence's later segments,
-// writing starts[i + 1] (KV layout, fp32); transfer holds max_segs segments' [M | N].
-// cols: state columns per CTA, 8, 16 or 32 (the launch plan's fixup_cols).
+// writing starts[i + 1] (KV layout, fp32); transfer holds max_segs segments' [M | N] (M as
+// m says). cols: state columns per CTA, 8, 16 or 32 (the launch plan's fixup_cols).
 cudaError_t launch_cp_fixup(const Dims& d, const int64_t* seg_first, const float* transfer,
-                            int64_t max_segs, float* starts, int cols, cudaStream_t stream);
+                            int64_t max_segs, float* starts, int cols, TransferM m,
+                            cudaStream_t stream);
 
 }  // namespace gdn::fused

@@ -235,7 +235,8 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     err = staged::launch_prepare(prep, sms, plan.tail_prepare_heads, s);
   }
   if (err == cudaSuccess)
-    err = launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, plan.fixup_cols, s);
+    err = launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, plan.fixup_cols,
+                          TransferM::Stored, s);
   fp.mode = Mode::Output;
   // After the fix-up, which completed after pass 1 and so the prepare kernel (and after the
   // tail prepare, which completed after pass 1).
