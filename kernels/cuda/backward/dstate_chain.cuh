@@ -75,7 +75,8 @@ struct ChainSmem {
 };
 
 // cp.async loads of chunk `chunk` (table entry ci) into ring stage s: k (the v-head's q/k head),
-// T, the dVin and Xq blocks and gamma (padded rows repeat the last valid one). Rows past the chunk's end are zero-filled.
+// T, the dVin and Xq blocks and gamma (padded rows repeat the last valid one). Rows past the
+// chunk's end are zero-filled.
 template <int BV, class Elem>
 __device__ __forceinline__ void issue_chain_loads(const ChainParams& p, const ChainSmem<BV>& sm,
                                                   int64_t chunk, const ChunkInfo& ci, int s, int h,

@@ -169,9 +169,8 @@ __device__ __forceinline__ void produce_chain_chunks(const ChainParams& p, const
   }
 }
 
-// The inputs' producer thread: chunk n
-// into the inputs' buffer once the inputs have read chunk n - 1: k and q (two 64-column halves
-// each), the dO block of the V-block, e/f/beta.
+// The inputs' producer thread: chunk n into the inputs' buffer once the inputs have read chunk
+// n - 1: k and q (two 64-column halves each), the dO block of the V-block, e/f/beta.
 __device__ __forceinline__ void produce_input_chunks(const ChainParams& p, const ChainWgSmem& sm,
                                                      int64_t first, int64_t last, int h, int v0) {
   const Dims& d = p.d;
@@ -213,10 +212,6 @@ __device__ __forceinline__ void chain_wg_publish(int wg) {
   fused::named_sync(kChainWgBarrier + wg, 128);
 }
 
-// Warpgroup 2, where dO enters: per chunk of the segment, once the inputs' buffer holds it, the
-// rows past a short chunk's end zeroed, dVin and Xq formed (step 0 above), the buffer released,
-// and the two handed over in slot n % 2 once the chain has released that slot's chunk n - 2.
-// tid: 0 .. 127.
 // A wgmma descriptor's start-address step (bytes / 16) for k16 step kk from its depth-0
 // descriptor: K-major 64 x 128 tile, k steps of 32 bytes, its two 64-column halves 8 KB apart
 // (nk_step); MN-major, 16 rows of 128 bytes per step (kRowStep16). Shared addresses stay below
@@ -226,6 +221,10 @@ __device__ __forceinline__ constexpr uint64_t nk_step(int kk) {
 }
 inline constexpr uint64_t kRowStep16 = 16 * 128 / 16;
 
+// Warpgroup 2, where dO enters: per chunk of the segment, once the inputs' buffer holds it, the
+// rows past a short chunk's end zeroed, dVin and Xq formed (step 0 above), the buffer released,
+// and the two handed over in slot n % 2 once the chain has released that slot's chunk n - 2.
+// tid: 0 .. 127.
 template <class Elem>
 __device__ __forceinline__ void chain_inputs_wg(const ChainParams& p, const ChainWgSmem& sm,
                                                 int64_t first, int64_t last, int h, int tid) {

@@ -213,13 +213,15 @@ cudaError_t fixup_maps(const Dims& d, const float* transfer, int64_t max_segs, C
   return err;
 }
 
-template <int Cols, bool kForwardM>
-cudaError_t launch_cp_fixup_kernel(const Dims& d, const int64_t* seg_first, const float* transfer,
-                                   int64_t max_segs, float* starts, cudaStream_t stream) {
+template <int Cols>
+cudaError_t launch_cp_fixup_cols(const Dims& d, const int64_t* seg_first, const float* transfer,
+                                 int64_t max_segs, float* starts, TransferM m,
+                                 cudaStream_t stream) {
   CUtensorMap m_map, n_map;
   cudaError_t err = fixup_maps<Cols>(d, transfer, max_segs, &m_map, &n_map);
   if (err != cudaSuccess) return err;
-  const auto kernel = cp_fixup_kernel<Cols, kForwardM>;
+  const auto kernel = m == TransferM::ForwardTransposed ? cp_fixup_kernel<Cols, true>
+                                                        : cp_fixup_kernel<Cols, false>;
   const size_t smem = fixup_smem_bytes<Cols>();
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              static_cast<int>(smem));
@@ -227,15 +229,6 @@ cudaError_t launch_cp_fixup_kernel(const Dims& d, const int64_t* seg_first, cons
   const dim3 grid(static_cast<unsigned>(d.num_seqs), d.Hv, kV / Cols);
   return launch_after_prior(kernel, grid, kFixThreads, smem, stream, d, seg_first, m_map, n_map,
                             starts);
-}
-
-template <int Cols>
-cudaError_t launch_cp_fixup_cols(const Dims& d, const int64_t* seg_first, const float* transfer,
-                                 int64_t max_segs, float* starts, TransferM m,
-                                 cudaStream_t stream) {
-  return m == TransferM::ForwardTransposed
-             ? launch_cp_fixup_kernel<Cols, true>(d, seg_first, transfer, max_segs, starts, stream)
-             : launch_cp_fixup_kernel<Cols, false>(d, seg_first, transfer, max_segs, starts, stream);
 }
 
 }  // namespace
