@@ -14,6 +14,8 @@
 //   3. the local gradients (local_grads.cu), parallel over (chunk, group of value heads): one
 //      CTA walks the launch plan's local_heads value heads of one q/k head in order, summing
 //      their dq, dk (dg with its reverse chunk-local cumsum fused, dbeta per head);
+//      without CP on the wgmma chain, when its CTAs leave SMs idle, beside the chain: on those
+//      SMs at once, each unit after its chunk's counts (ChainParams::ready);
 //   4. when local_heads is less than the group (Hv / Hk), the deterministic sum of those
 //      partial dq, dk over the group;
 //   5. the fp32 repair of each sequence's short last chunk (short_chunk.cu), from the caller's
@@ -29,6 +31,9 @@
 //   dq_h, dk_h [Ttot, Hv / local_heads, K] fp32  partial dq, dk per group of local_heads value
 //                                             heads (before the group sum; while a CTA walks
 //                                             its heads, its running sum)
+//   ready     [max_chunks, Hv] + 1   int     the chain's per-chunk counts when the local
+//                                             kernel runs beside it (ChainParams::ready), then
+//                                             the local kernel's queue (LocalParams::queue)
 #pragma once
 
 #include "forward/params.cuh"
@@ -85,6 +90,11 @@ struct ChainParams {
   // dvin16 and xq16 are the cooperative chain's.
   CUtensorMap tmap_k, tmap_q, tmap_t, tmap_do;
   const float* gate_ef;
+  // Beside the local kernel (column-warp roles, the pass with outputs; else null):
+  // [max_chunks, Hv] counts, zero before the launch; each CTA raises (chunk, v-head)'s by one
+  // once its dstate16, dvnew16 and dv of the chunk are visible, and lets the local kernel
+  // launch as soon as it runs.
+  int* ready;
 };
 
 struct LocalParams {
@@ -112,6 +122,13 @@ struct LocalParams {
   void* dk;
   float* dg;
   void* dbeta;
+  // Beside the chain (null: after it): the chain's counts (ChainParams::ready); a unit waits
+  // until its (chunk, v-head) count reaches ready_target (the chain's V-blocks) before it
+  // loads dS', dv and dV_new, and the CTAs take the chunks in the order the chain finishes
+  // them (each sequence's from its end).
+  const int* ready;
+  int ready_target;
+  unsigned* queue;  // beside the chain: the items' queue (ordinals), zero before the launch
 };
 
 }  // namespace gdn::bwd

@@ -32,6 +32,7 @@ struct BwdWorkspace {
   uint16_t *states16 = nullptr, *dstate16 = nullptr, *dvnew16 = nullptr,
            *dvin16 = nullptr, *xq16 = nullptr;
   float *dq_h = nullptr, *dk_h = nullptr;
+  int* ready = nullptr;  // [max_chunks, Hv] + 1: the chain's counts and the local kernel's queue
 };
 
 BwdWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig& config) {
@@ -64,6 +65,7 @@ BwdWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig
   }
   w.dq_h = c.take<float>(d.Ttot * d.Hv * kK);
   w.dk_h = c.take<float>(d.Ttot * d.Hv * kK);
+  w.ready = c.take<int>(chunk_heads + 1);
   c.used = std::max(c.used, segments.used);
   return w;
 }
@@ -198,6 +200,16 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     if (err == cudaSuccess)
       err = fused::encode_token_tile_map(&cp_params.tmap_do, a.d_o, d.Hv, d.Ttot, d.in_bf16);
   }
+  // Without CP, the wgmma chain's CTAs (one per SM) walk whole sequences and leave SMs idle
+  // whenever there are fewer of them than SMs: the local kernel then runs beside the chain on
+  // those SMs, each unit waiting for its chunk's counts (ChainParams::ready), and takes the
+  // others as chain CTAs finish.
+  const int64_t chain_ctas = d.num_seqs * d.Hv * int64_t(kV / std::max(c.block_v, 1));
+  const bool local_beside = cp == 0 && wg_chain && d.max_chunks > 0 && chain_ctas < sms;
+  if (local_beside && err == cudaSuccess) {
+    err = cudaMemsetAsync(w.ready, 0, (size_t(d.max_chunks) * d.Hv + 1) * sizeof(int), s);
+    cp_params.ready = w.ready;
+  }
   if (cp == 0) {
     if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.roles, c.block_v, d.num_seqs, s);
   } else {
@@ -244,6 +256,11 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   lp.dk_h = w.dk_h;
   lp.dg = a.dg;
   lp.dbeta = a.dbeta;
+  if (local_beside) {
+    lp.ready = w.ready;
+    lp.ready_target = kV / c.block_v;  // the chain's V-blocks per (chunk, v-head)
+    lp.queue = reinterpret_cast<unsigned*>(w.ready + int64_t(d.max_chunks) * d.Hv);
+  }
   if (err == cudaSuccess) err = launch_local_grads(lp, s);
 
   // 4. Unless a CTA walked a whole group: dq, dk summed over each q/k head's partial sums (one

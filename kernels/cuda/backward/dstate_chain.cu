@@ -20,16 +20,25 @@ cudaError_t launch_mma(const ChainParams& p, unsigned items, unsigned col_blocks
   return cudaGetLastError();
 }
 
+template <class Elem, bool kPublish>
+cudaError_t launch_wg_instance(const ChainParams& p, unsigned items, unsigned col_blocks,
+                      cudaStream_t stream) {
+  const auto kernel = dstate_chain_wg_kernel<Elem, kPublish>;
+  const size_t smem = ChainWgSmem::bytes();
+  const cudaError_t err =
+      opt_into_shared_memory(reinterpret_cast<const void*>(kernel), smem, Carveout::MaxShared);
+  if (err != cudaSuccess) return err;
+  const dim3 grid(items, static_cast<unsigned>(p.d.Hv), col_blocks);
+  kernel<<<grid, kChainWgThreads, smem, stream>>>(p);
+  return cudaGetLastError();
+}
+
+// The wgmma chain's instance: publishing chunk counts when the local kernel runs beside it.
 template <class Elem>
 cudaError_t launch_wg(const ChainParams& p, unsigned items, unsigned col_blocks,
                       cudaStream_t stream) {
-  const size_t smem = ChainWgSmem::bytes();
-  const cudaError_t err = opt_into_shared_memory(
-      reinterpret_cast<const void*>(dstate_chain_wg_kernel<Elem>), smem, Carveout::MaxShared);
-  if (err != cudaSuccess) return err;
-  const dim3 grid(items, static_cast<unsigned>(p.d.Hv), col_blocks);
-  dstate_chain_wg_kernel<Elem><<<grid, kChainWgThreads, smem, stream>>>(p);
-  return cudaGetLastError();
+  if (p.ready && !p.transition) return launch_wg_instance<Elem, true>(p, items, col_blocks, stream);
+  return launch_wg_instance<Elem, false>(p, items, col_blocks, stream);
 }
 
 }  // namespace
@@ -56,8 +65,8 @@ cudaError_t launch_dstate_chain(const ChainParams& p, WarpRoles roles, int block
 const void* chain_symbol(WarpRoles roles, int block_v, bool bf16) {
   if (roles == WarpRoles::ColumnWarps)
     return block_v != kChainWgBV ? nullptr
-           : bf16              ? reinterpret_cast<const void*>(dstate_chain_wg_kernel<__nv_bfloat16>)
-                               : reinterpret_cast<const void*>(dstate_chain_wg_kernel<__half>);
+           : bf16              ? reinterpret_cast<const void*>(dstate_chain_wg_kernel<__nv_bfloat16, false>)
+                               : reinterpret_cast<const void*>(dstate_chain_wg_kernel<__half, false>);
   switch (block_v) {
     case 16:
       return bf16 ? reinterpret_cast<const void*>(dstate_chain_kernel<16, __nv_bfloat16>)

@@ -45,6 +45,7 @@
 // summation order.
 #pragma once
 
+#include "arch/grid_dependency.cuh"
 #include "arch/named_barrier.cuh"
 #include "arch/tma.cuh"
 #include "arch/wgmma.cuh"
@@ -61,6 +62,10 @@ inline constexpr int kChainWgThreads = 128 * (kChainWgGroups + 2);
 inline constexpr int kChainWgBarrier = 1;  // named barriers 1, 2: one per chain warpgroup
 inline constexpr int kChainWgInputsBarrier = kChainWgBarrier + kChainWgGroups;  // 3
 inline constexpr int kChainWgCols = kChainWgBV / kChainWgGroups;  // a warpgroup's: m64n32
+// Beside the local kernel (ChainParams::ready): the chain warps hand each chunk, once its
+// stores are issued, to a publisher thread (warp 2 of the producer warpgroup) through a ring
+// of this many mbarrier pairs; the publisher's fence and count release stay off the chain.
+inline constexpr int kChainWgPublishSlots = 4;
 // Registers per thread after setmaxnreg: 128 x (40 + 2 x 160 + 152) = 65,536.
 inline constexpr int kChainWgProducerRegs = 40;
 inline constexpr int kChainWgChainRegs = 160;
@@ -92,7 +97,7 @@ struct ChainWgSmem {
   static constexpr size_t kGroupBytes = kStateBytes + 2 * kVBytes;  // one warpgroup's tiles
   static constexpr size_t kEOffset = kChainOffset + kChainWgGroups * kGroupBytes;
   static constexpr size_t kBarrierOffset = kEOffset + kVBytes;
-  static constexpr int kBarriers = 4 * kChainStages + 2;
+  static constexpr int kBarriers = 4 * kChainStages + 2 + 2 * kChainWgPublishSlots;
   static constexpr size_t bytes() { return kBarrierOffset + kBarriers * sizeof(uint64_t); }
   static_assert(kStageBytes % 1024 == 0 && kInputsBytes % 1024 == 0 && kSlotBytes % 1024 == 0 &&
                     kGateBytes + kC * 4 <= 1024,
@@ -144,6 +149,12 @@ struct ChainWgSmem {
   __device__ __forceinline__ uint64_t* free_slot(int s) const { return bar(3 * kChainStages + s); }
   __device__ __forceinline__ uint64_t* in_full() const { return bar(4 * kChainStages); }
   __device__ __forceinline__ uint64_t* in_empty() const { return bar(4 * kChainStages + 1); }
+  // Chunk n's stores issued by every chain warp (pub_full), published (pub_empty): slot
+  // n % kChainWgPublishSlots.
+  __device__ __forceinline__ uint64_t* pub_full(int i) const { return bar(4 * kChainStages + 2 + i); }
+  __device__ __forceinline__ uint64_t* pub_empty(int i) const {
+    return bar(4 * kChainStages + 2 + kChainWgPublishSlots + i);
+  }
 };
 
 // The chain's producer thread: chunk n of the segment (walked from its last chunk) into ring
@@ -166,6 +177,22 @@ __device__ __forceinline__ void produce_chain_chunks(const ChainParams& p, const
     fused::tma_load_2d(sm.t(b).p, &p.tmap_t, 0, pair * kC, bar);
     fused::bulk_load(sm.ef(b), p.gate_ef + int64_t(pair) * (3 * kC),
                      uint32_t(ChainWgSmem::kGateBytes), bar);
+  }
+}
+
+// The publisher thread (beside the local kernel): once every chain warp has handed chunk c
+// over (its dstate16, dvnew16 and dv stores issued before the warp's arrival, which releases
+// them to the CTA), a GPU-scope fence makes them visible to other CTAs (cumulative) and the
+// chunk's count for this v-head rises by one; the local kernel waits for one per V-block.
+__device__ __forceinline__ void publish_chunk_counts(const ChainParams& p, const ChainWgSmem& sm,
+                                                     int64_t first, int64_t last, int h) {
+  int it = 0;
+  for (int64_t c = last - 1; c >= first; --c, ++it) {
+    const int ps = it % kChainWgPublishSlots, round = it / kChainWgPublishSlots;
+    fused::mbarrier_wait_parity(sm.pub_full(ps), static_cast<uint32_t>(round % 2));
+    __threadfence();
+    atomicAdd(p.ready + c * p.d.Hv + h, 1);
+    fused::mbarrier_arrive(sm.pub_empty(ps));
   }
 }
 
@@ -351,16 +378,22 @@ __device__ __forceinline__ void chain_inputs_wg(const ChainParams& p, const Chai
   }
 }
 
-template <class Elem>
+// kPublish: beside the local kernel (p.ready set, the pass with outputs); a separate
+// instance, so that the chain without it keeps its code (its step time moves with it).
+template <class Elem, bool kPublish>
 __global__ void __launch_bounds__(kChainWgThreads, 1)
     dstate_chain_wg_kernel(const __grid_constant__ ChainParams p) {
   using Ops = fused::ElemOps<Elem>;
   constexpr int NT = kChainWgCols / 8;
   const Dims& d = p.d;
+  // Beside the local kernel: it may launch once every CTA of this grid runs, so that the
+  // chunks it waits for always come (grid_dependency.cuh).
+  if (kPublish) allow_dependents_to_launch();
   ChainItem ch;
   if (!chain_item(p, kChainWgBV, ch)) return;
   const int h = ch.h, v0 = ch.v0;
   const bool outputs = !ch.transition;
+  constexpr bool publish_chunks = kPublish;
   extern __shared__ __align__(1024) char smem_raw[];  // wgmma operand tiles: 1024-byte aligned
   const ChainWgSmem sm{smem_raw};
   const int64_t first = ch.seg.chunk_begin, last = ch.seg.chunk_end;
@@ -374,6 +407,10 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     }
     fused::mbarrier_init(sm.in_full(), 1);
     fused::mbarrier_init(sm.in_empty(), 4);
+    for (int i = 0; i < (kPublish ? kChainWgPublishSlots : 0); ++i) {
+      fused::mbarrier_init(sm.pub_full(i), kChainWgMathThreads / 32);  // every chain warp
+      fused::mbarrier_init(sm.pub_empty(i), 1);                        // the publisher
+    }
     fused::fence_mbarrier_init();
   }
   __syncthreads();  // the last CTA-wide barrier: the roles part below
@@ -382,6 +419,7 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     fused::setmaxnreg_dec<kChainWgProducerRegs>();
     if (tid == 0) produce_chain_chunks(p, sm, first, last, h);
     if (tid == 32) produce_input_chunks(p, sm, first, last, h, v0);
+    if (tid == 64 && publish_chunks) publish_chunk_counts(p, sm, first, last, h);
     return;
   }
   if (wg == kChainWgInputsGroup) {
@@ -572,6 +610,14 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     fused::fence_accumulators(S[1]);
     // This warp's reads of stage s (k, T, e/f/beta) are done: the producer may refill it.
     if (lane == 0) fused::mbarrier_arrive(sm.empty(s));
+    if (publish_chunks) {  // chunk c's stores of every lane issued: hand it to the publisher
+      __syncwarp();
+      const int ps = it % kChainWgPublishSlots, round = it / kChainWgPublishSlots;
+      if (lane == 0) {
+        if (round > 0) fused::mbarrier_wait_parity(sm.pub_empty(ps), static_cast<uint32_t>((round - 1) % 2));
+        fused::mbarrier_arrive(sm.pub_full(ps));
+      }
+    }
   }
 
   if (ch.dst)

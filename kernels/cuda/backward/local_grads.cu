@@ -3,7 +3,9 @@
 
 #include <algorithm>
 
-#include "staged/kernels.cuh"  // device_sm_count
+#include "arch/grid_dependency.cuh"
+#include "prepare/scheduler.cuh"  // order_by_unit, chunk_of_slot_from_end
+#include "staged/kernels.cuh"     // device_sm_count
 
 namespace gdn::bwd {
 namespace {
@@ -202,32 +204,89 @@ __device__ __forceinline__ float state_dot16(const Tile& s_t, const Tile& ds) {
   return acc;
 }
 
-// One unit of the local kernel: an item (chunk, slot of value heads) and the head within it.
+// One unit of the local kernel: an item (chunk, slot of value heads; past the last: none left)
+// and the head within it.
 struct Unit {
   int64_t item;
   int head_i;
 };
+
+// Beside the chain, the order of the items: by a chunk's distance from its sequence's end
+// first, then by sequence (the chain walks every sequence from its end at once), unless the
+// sequences are so ragged that more than half of those (distance, sequence) slots would be
+// empty; then by chunk from the last.
+struct ChainOrder {
+  int64_t seqs, longest, total;  // sequences; chunks of the longest, of all
+  bool by_sequence;
+  // Sets chunk to the chunk of slot s; false when the slot is empty.
+  __device__ bool chunk_of(int64_t s, const int64_t* chunk_first, int64_t& chunk) const {
+    if (!by_sequence) {
+      chunk = total - 1 - s;
+      return true;
+    }
+    return staged::chunk_of_slot_from_end(s, chunk_first, 1, seqs, chunk);
+  }
+  __device__ int64_t slots() const { return by_sequence ? seqs * longest : total; }
+};
+
+// The chain order of this launch into o, shared (a block-wide maximum over the sequences'
+// chunk counts; kept in shared memory, not in the registers of the kernel's loop).
+__device__ void chain_order(const int64_t* chunk_first, int64_t seqs, ChainOrder& o) {
+  __shared__ unsigned long long longest;
+  if (threadIdx.x == 0) longest = 0;
+  __syncthreads();
+  unsigned long long m = 0;
+  for (int64_t n = threadIdx.x; n < seqs; n += kLocalThreads)
+    m = max(m, static_cast<unsigned long long>(chunk_first[n + 1] - chunk_first[n]));
+  atomicMax(&longest, m);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    o.seqs = seqs;
+    o.longest = static_cast<int64_t>(longest);
+    o.total = chunk_first[seqs];
+    o.by_sequence = staged::order_by_unit(seqs, o.longest, o.total);
+  }
+  __syncthreads();
+}
 
 // A row's gamma, the chunk's last gamma and beta, loaded a unit ahead (threads < kC).
 struct RowInputs {
   float gam = 0.f, glast = 0.f, beta = 0.f;
 };
 
-template <class Elem>
+// kBeside: beside the chain (p.ready set); a separate instance, so that the kernel after the
+// chain keeps its registers (the loop's are full: spills move with any added state).
+template <class Elem, bool kBeside>
 __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalParams p) {
   using Ops = fused::ElemOps<Elem>;
   const Dims& d = p.d;
-  // Persistent: the CTA walks items item = chunk * slots + slot from blockIdx.x in steps of the
-  // grid; an item's value heads are heads_per_cta of one q/k head's group, walked in order.
+  // Persistent: after the chain, the CTA walks the items (item = chunk * slots + slot) from
+  // blockIdx.x in steps of the grid. Beside it, the CTAs take ordinals from a shared queue
+  // (p.queue; the CTAs that start as chain CTAs finish would otherwise find a full share left),
+  // ord / slots a slot of the chain's order (ChainOrder, in shared memory: the loop's registers
+  // are full). An item's value heads are heads_per_cta of one q/k head's group, walked in
+  // order. Each item is one CTA's, whichever, so the results do not depend on the schedule.
   const int heads = p.heads_per_cta, slots = d.Hv / heads;
+  constexpr bool beside = kBeside;
+  __shared__ ChainOrder order;
+  __shared__ int64_t queued_item;  // beside the chain: thread 0's take, read after a barrier
+  if (beside) chain_order(p.chunk_first, d.num_seqs, order);
   const int64_t items = int64_t(d.max_chunks) * slots;
   const auto next_item = [&](int64_t i) {  // the CTA's next item of a non-empty chunk
     for (i += gridDim.x; i < items && p.table[i / slots].len == 0; i += gridDim.x) {
     }
     return i;
   };
-  const auto next_unit = [&](Unit u) {
-    return u.head_i + 1 < heads ? Unit{u.item, u.head_i + 1} : Unit{next_item(u.item), 0};
+  // Thread 0: the queue's next ordinal of a non-empty item, as its item (or items: none).
+  const auto take_queued = [&] {
+    const int64_t ords = order.slots() * slots;
+    for (int64_t o = atomicAdd(p.queue, 1u); o < ords; o = atomicAdd(p.queue, 1u)) {
+      int64_t chunk;
+      if (!order.chunk_of(o / slots, p.chunk_first, chunk) || p.table[chunk].len == 0) continue;
+      queued_item = chunk * slots + o % slots;
+      return;
+    }
+    queued_item = items;
   };
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int rm = 16 * (warp % 4), wc = warp / 4, cn = 64 * wc, cq = 32 * wc;
@@ -240,10 +299,17 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
 
   // The loads of a unit that its predecessor's phase B leaves room for, one cp.async group:
   // S^T, dS', v, dW', dV_new, T into slot t_slot and, on the item's first head, k into k_slot.
+  // Beside the chain, it first waits until the chain's V-blocks of the unit's (chunk, v-head)
+  // have published dS', dv and dV_new (lane 0 of each warp polls; the warp barrier orders the
+  // other lanes' copies after its acquire).
   const auto load_ahead = [&](Unit u, int k_slot, int t_slot) {
     const int64_t chunk = u.item / slots;
     const ChunkInfo ci = p.table[chunk];
     const int slot = static_cast<int>(u.item % slots), h = slot * heads + u.head_i;
+    if (beside) {
+      if (lane == 0) wait_until_at_least(p.ready + chunk * d.Hv + h, p.ready_target);
+      __syncwarp();
+    }
     const int64_t state_off = (chunk * d.Hv + h) * int64_t(kK * kV);
     load_state_tile(sS, p.states16 + state_off);
     load_state_tile(sDS, p.dstate16 + state_off);
@@ -273,8 +339,17 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
   };
 
   Unit u{blockIdx.x, 0};
-  if (u.item < items && p.table[u.item / slots].len == 0) u.item = next_item(u.item);
-  if (u.item >= items) return;
+  if (beside) {
+    if (threadIdx.x == 0) take_queued();
+    __syncthreads();
+    u.item = queued_item;
+  } else if (u.item < items && p.table[u.item / slots].len == 0) {
+    u.item = next_item(u.item);
+  }
+  if (u.item >= items) {
+    if (beside) wait_for_prior_grids();  // (see the end)
+    return;
+  }
   int k_slot = 0, t_slot = 0;  // the unit's k and T slots
   load_ahead(u, k_slot, t_slot);
   RowInputs rin = load_row_inputs(u);
@@ -289,8 +364,11 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
     const bool first_chunk = chunk == p.chunk_first[ci.seq];
     const bool last_chunk = chunk + 1 == p.chunk_first[ci.seq + 1];
     const Tile sK = sm.k(k_slot), sT = sm.t(t_slot), sTb = sm.t(t_slot ^ 1);
-    const Unit next = next_unit(u);
+    Unit next = head_i + 1 < heads ? Unit{u.item, head_i + 1} : Unit{beside ? 0 : next_item(u.item), 0};
+    // (queued_item was last read after this barrier of the unit before)
+    if (beside && head_i + 1 == heads && threadIdx.x == 0) take_queued();
     publish();  // the previous unit's last readers of shared memory are done
+    if (beside && head_i + 1 == heads) next.item = queued_item;
     // dO (and q on the item's first head), waited for just before G1; the rest is in flight
     // since the previous unit's phase B.
     load_token_tile<Elem>(sDO, p.d_o, ci, d.Hv, h);
@@ -559,18 +637,25 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
     t_slot ^= 1;
     u = next;
   }
+  // Beside the chain: this grid completes only after the chain has (what follows in the stream
+  // waits for this grid alone).
+  if (beside) wait_for_prior_grids();
 }
 
-template <class Elem>
+template <class Elem, bool kBeside>
 cudaError_t launch_typed(const LocalParams& p, cudaStream_t stream) {
+  const auto kernel = local_grads_kernel<Elem, kBeside>;
   const size_t smem = LocalSmem::bytes();
-  const cudaError_t err = opt_into_shared_memory(
-      reinterpret_cast<const void*>(local_grads_kernel<Elem>), smem, Carveout::MaxShared);
+  const cudaError_t err =
+      opt_into_shared_memory(reinterpret_cast<const void*>(kernel), smem, Carveout::MaxShared);
   if (err != cudaSuccess) return err;
   // One CTA per SM (its shared memory), each walking its share of the items.
   const int64_t items = p.d.max_chunks * int64_t(p.d.Hv / p.heads_per_cta);
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>(items, staged::device_sm_count())));
-  local_grads_kernel<Elem><<<grid, kLocalThreads, smem, stream>>>(p);
+  // Beside the chain: a programmatic dependent, launched once every chain CTA runs; its CTAs
+  // take the SMs the chain leaves free, then those it frees.
+  if (kBeside) return launch_after_prior(kernel, grid, kLocalThreads, smem, stream, p);
+  kernel<<<grid, kLocalThreads, smem, stream>>>(p);
   return cudaGetLastError();
 }
 
@@ -578,12 +663,16 @@ cudaError_t launch_typed(const LocalParams& p, cudaStream_t stream) {
 
 cudaError_t launch_local_grads(const LocalParams& p, cudaStream_t stream) {
   if (p.d.max_chunks == 0) return cudaSuccess;
-  return p.d.in_bf16 ? launch_typed<__nv_bfloat16>(p, stream) : launch_typed<__half>(p, stream);
+  if (p.ready)
+    return p.d.in_bf16 ? launch_typed<__nv_bfloat16, true>(p, stream)
+                       : launch_typed<__half, true>(p, stream);
+  return p.d.in_bf16 ? launch_typed<__nv_bfloat16, false>(p, stream)
+                     : launch_typed<__half, false>(p, stream);
 }
 
 const void* local_grads_symbol(bool bf16) {
-  return bf16 ? reinterpret_cast<const void*>(local_grads_kernel<__nv_bfloat16>)
-              : reinterpret_cast<const void*>(local_grads_kernel<__half>);
+  return bf16 ? reinterpret_cast<const void*>(local_grads_kernel<__nv_bfloat16, false>)
+              : reinterpret_cast<const void*>(local_grads_kernel<__half, false>);
 }
 
 }  // namespace gdn::bwd
