@@ -298,6 +298,7 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   sp.dg = a.dg;
   sp.dbeta = a.dbeta;
   sp.dh0 = a.dh0;
+  sp.dstate16 = w.dstate16;
   if (err == cudaSuccess) err = launch_short_chunk_repair(sp, s);
   return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
 }

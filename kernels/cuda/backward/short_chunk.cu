@@ -1,5 +1,5 @@
 // The fp32 repair of a sequence's short last chunk (see short_chunk.cuh and
-// short_chunk_math.hpp): 256 threads, the group's value heads in order. Per head, S and dS' are
+// short_chunk_math.hpp): 256 threads per value head. S and dS' are
 // staged once in shared memory as fp32 (every load of the head in flight at once), so that the
 // math reads them there at shared-memory latency.
 #include "short_chunk.cuh"
@@ -167,16 +167,33 @@ __device__ __forceinline__ void store_rows(const RowPair& in, float (*a)[sc::kDi
   }
 }
 
+// Where a short chunk's head part of dq, dk waits for the group sum (ShortChunkParams::dstate16).
+constexpr int kPartFloats = sc::kRows * sc::kDim;  // one of dq, dk
+static_assert(2 * kPartFloats * sizeof(float) <= sc::kDim * sc::kDim * sizeof(uint16_t),
+              "the dq, dk parts fit the head's dstate16 slot");
+__device__ __forceinline__ float* head_part(const ShortChunkParams& p, int64_t chunk, int h) {
+  return reinterpret_cast<float*>(p.dstate16 + (chunk * p.d.Hv + h) * int64_t(sc::kDim * sc::kDim));
+}
+
+// The sequence's last chunk when it is short (false: nothing to repair).
+__device__ __forceinline__ bool short_last_chunk(const ShortChunkParams& p, int64_t n,
+                                                 int64_t& chunk, ChunkInfo& ci) {
+  const int64_t first = p.chunk_first[n], end = p.chunk_first[n + 1];
+  if (end <= first) return false;  // an empty sequence
+  chunk = end - 1;
+  ci = p.table[chunk];
+  return ci.len > 0 && ci.len < kShortChunkRows;  // else the last chunk is full
+}
+
+// One CTA per (sequence, value head).
 __global__ void __launch_bounds__(kThreads) short_chunk_kernel(ShortChunkParams p) {
   const Dims& d = p.d;
   const int64_t n = blockIdx.x;
-  const int64_t first = p.chunk_first[n], end = p.chunk_first[n + 1];
-  if (end <= first) return;  // an empty sequence
-  const int64_t chunk = end - 1;
-  const ChunkInfo ci = p.table[chunk];
-  if (ci.len == 0 || ci.len >= kShortChunkRows) return;  // the last chunk is full: nothing to repair
-  const bool starts_sequence = chunk == first;
-  const int L = ci.len, kh = blockIdx.y;
+  int64_t chunk;
+  ChunkInfo ci;
+  if (!short_last_chunk(p, n, chunk, ci)) return;
+  const bool starts_sequence = chunk == p.chunk_first[n];
+  const int L = ci.len, h = blockIdx.y, kh = h / d.group;
   extern __shared__ __align__(16) char smem_raw[];
   ShortSmem& sm = *reinterpret_cast<ShortSmem*>(smem_raw);
   BlockExec x{sm.totals};
@@ -184,7 +201,7 @@ __global__ void __launch_bounds__(kThreads) short_chunk_kernel(ShortChunkParams 
   sc::HeadWork& hw = sm.head;
   const int rows = L * sc::kDim;
 
-  {  // q, k of the group's rows; dq, dk start at 0.
+  {  // q, k of the q/k head's rows; dq, dk start at 0.
     RowPair qk;
     load_rows(qk, p.q, p.k, ci.tok_begin, d.Hk, kh, rows);
     store_rows(qk, gw.q, gw.k, rows, d.in_bf16);
@@ -192,67 +209,91 @@ __global__ void __launch_bounds__(kThreads) short_chunk_kernel(ShortChunkParams 
       gw.dq[i / sc::kDim][i % sc::kDim] = gw.dk[i / sc::kDim][i % sc::kDim] = 0.f;
   }
   const StateSource no_state{nullptr, nullptr, false};
-  for (int hi = 0; hi < d.group; ++hi) {
-    const int h = kh * d.group + hi;
-    const int64_t state = staged::state_index(d, n, h, 0, 0);
-    // S: the caller's h0 where the chunk starts the sequence (none without one), else the
-    // recompute's 16-bit S^T; dS' = dht (none without one).
-    const uint16_t* recomputed = p.states16 + (chunk * d.Hv + h) * int64_t(sc::kDim * sc::kDim);
-    const StateSource s_src =
-        starts_sequence ? (p.h0 ? StateSource{p.h0 + state, nullptr, d.state_vk} : no_state)
-                        : StateSource{nullptr, recomputed, true};
-    const StateSource ds_src = p.dht ? StateSource{p.dht + state, nullptr, d.state_vk} : no_state;
-    const sc::StateInputs in{s_src.present(), ds_src.present(),
-                             starts_sequence && p.dh0 != nullptr};
+  const int64_t state = staged::state_index(d, n, h, 0, 0);
+  // S: the caller's h0 where the chunk starts the sequence (none without one), else the
+  // recompute's 16-bit S^T; dS' = dht (none without one).
+  const uint16_t* recomputed = p.states16 + (chunk * d.Hv + h) * int64_t(sc::kDim * sc::kDim);
+  const StateSource s_src =
+      starts_sequence ? (p.h0 ? StateSource{p.h0 + state, nullptr, d.state_vk} : no_state)
+                      : StateSource{nullptr, recomputed, true};
+  const StateSource ds_src = p.dht ? StateSource{p.dht + state, nullptr, d.state_vk} : no_state;
+  const sc::StateInputs in{s_src.present(), ds_src.present(), starts_sequence && p.dh0 != nullptr};
 
-    {  // Every load of the head in flight before the first store.
-      if (s_src.f32) copy_state_f32(s_src, sm.s);
-      if (ds_src.f32) copy_state_f32(ds_src, sm.ds);
-      fused::cp_async_commit();
-      uint32_t s_raw[kPairLoads];
-      if (s_src.b16) load_state_b16(s_src, s_raw);
-      RowPair vo;
-      load_rows(vo, p.v, p.d_o, ci.tok_begin, d.Hv, h, rows);
-      float gam = 0.f, beta = 0.f;
-      if (threadIdx.x < L) {
-        const int64_t tok = ci.tok_begin + threadIdx.x;
-        gam = p.gcum[tok * d.Hv + h];
-        beta = staged::load_beta(p.beta, tok * d.Hv + h, d);
-      }
-      if (s_src.b16) store_state_b16(s_raw, sm.s, d.in_bf16);
-      store_rows(vo, hw.w, hw.d_o, rows, d.in_bf16);
-      if (threadIdx.x < L) {
-        hw.gam[threadIdx.x] = gam;
-        hw.beta[threadIdx.x] = beta;
-      }
-      fused::cp_async_wait_groups<0>();
-      __syncthreads();
+  {  // Every load of the head in flight before the first store.
+    if (s_src.f32) copy_state_f32(s_src, sm.s);
+    if (ds_src.f32) copy_state_f32(ds_src, sm.ds);
+    fused::cp_async_commit();
+    uint32_t s_raw[kPairLoads];
+    if (s_src.b16) load_state_b16(s_src, s_raw);
+    RowPair vo;
+    load_rows(vo, p.v, p.d_o, ci.tok_begin, d.Hv, h, rows);
+    float gam = 0.f, beta = 0.f;
+    if (threadIdx.x < L) {
+      const int64_t tok = ci.tok_begin + threadIdx.x;
+      gam = p.gcum[tok * d.Hv + h];
+      beta = staged::load_beta(p.beta, tok * d.Hv + h, d);
     }
-    const auto S = [&](int kk, int j) -> float { return sm.s[kk * kPitch + j]; };
-    const auto dS = [&](int kk, int j) -> float { return sm.ds[kk * kPitch + j]; };
-    const auto dh0 = [&](int kk, int j, float value) { sm.s[kk * kPitch + j] = value; };
-    sc::head_backward(x, gw, hw, L, d.scale, in, S, dS, dh0);
-
-    // dv, dg, dbeta of the head; dh0 from where S was, in the caller's layout.
-    x.each_nowait(rows, [&](int i) {
-      const int r = i / sc::kDim, c = i % sc::kDim;
-      const int64_t tok = ci.tok_begin + r;
-      staged::store_in(p.dv, (tok * d.Hv + h) * sc::kDim + c, hw.w[r][c], d.in_bf16);
-      if (c == 0) {
-        p.dg[tok * d.Hv + h] = hw.dg[r];
-        staged::store_beta(p.dbeta, tok * d.Hv + h, hw.dbeta[r], d);
-      }
-    });
-    // (The barrier also frees hw and the staged states for the next head.)
-    x.each(in.want_dh0 ? sc::kDim * sc::kDim : 0,
-           [&](int e) { p.dh0[state + e] = sm.s[staged_offset(e, d.state_vk)]; });
+    if (s_src.b16) store_state_b16(s_raw, sm.s, d.in_bf16);
+    store_rows(vo, hw.w, hw.d_o, rows, d.in_bf16);
+    if (threadIdx.x < L) {
+      hw.gam[threadIdx.x] = gam;
+      hw.beta[threadIdx.x] = beta;
+    }
+    fused::cp_async_wait_groups<0>();
+    __syncthreads();
   }
-  x.each(rows, [&](int i) {
+  const auto S = [&](int kk, int j) -> float { return sm.s[kk * kPitch + j]; };
+  const auto dS = [&](int kk, int j) -> float { return sm.ds[kk * kPitch + j]; };
+  const auto dh0 = [&](int kk, int j, float value) { sm.s[kk * kPitch + j] = value; };
+  sc::head_backward(x, gw, hw, L, d.scale, in, S, dS, dh0);
+
+  // dv, dg, dbeta of the head; dh0 from where S was, in the caller's layout.
+  x.each_nowait(rows, [&](int i) {
     const int r = i / sc::kDim, c = i % sc::kDim;
+    const int64_t tok = ci.tok_begin + r;
+    staged::store_in(p.dv, (tok * d.Hv + h) * sc::kDim + c, hw.w[r][c], d.in_bf16);
+    if (c == 0) {
+      p.dg[tok * d.Hv + h] = hw.dg[r];
+      staged::store_beta(p.dbeta, tok * d.Hv + h, hw.dbeta[r], d);
+    }
+  });
+  x.each_nowait(in.want_dh0 ? sc::kDim * sc::kDim : 0,
+                [&](int e) { p.dh0[state + e] = sm.s[staged_offset(e, d.state_vk)]; });
+  // dq, dk: whole where the head is its q/k head's only one, else this head's part (0 + its
+  // terms, as the group's first head adds them) for the group sum.
+  float* part = d.group > 1 ? head_part(p, chunk, h) : nullptr;
+  x.each_nowait(rows, [&](int i) {
+    const int r = i / sc::kDim, c = i % sc::kDim;
+    if (part) {
+      part[i] = gw.dq[r][c];
+      part[kPartFloats + i] = gw.dk[r][c];
+      return;
+    }
     const int64_t off = ((ci.tok_begin + r) * d.Hk + kh) * sc::kDim + c;
     staged::store_in(p.dq, off, gw.dq[r][c], d.in_bf16);
     staged::store_in(p.dk, off, gw.dk[r][c], d.in_bf16);
   });
+}
+
+// One CTA per (sequence, q/k head) with more than one value head: dq, dk of a short last chunk,
+// the heads' parts added in head order from zero, as one CTA walking the group added them.
+__global__ void __launch_bounds__(kThreads) short_chunk_group_sum_kernel(ShortChunkParams p) {
+  const Dims& d = p.d;
+  int64_t chunk;
+  ChunkInfo ci;
+  if (!short_last_chunk(p, blockIdx.x, chunk, ci)) return;
+  const int kh = blockIdx.y, rows = ci.len * sc::kDim;
+  for (int i = threadIdx.x; i < rows; i += kThreads) {
+    float q = 0.f, k = 0.f;
+    for (int hi = 0; hi < d.group; ++hi) {
+      const float* part = head_part(p, chunk, kh * d.group + hi);
+      q += part[i];
+      k += part[kPartFloats + i];
+    }
+    const int64_t off = ((ci.tok_begin + i / sc::kDim) * d.Hk + kh) * sc::kDim + i % sc::kDim;
+    staged::store_in(p.dq, off, q, d.in_bf16);
+    staged::store_in(p.dk, off, k, d.in_bf16);
+  }
 }
 
 }  // namespace
@@ -263,8 +304,12 @@ cudaError_t launch_short_chunk_repair(const ShortChunkParams& p, cudaStream_t st
   const cudaError_t err =
       opt_into_shared_memory(reinterpret_cast<const void*>(short_chunk_kernel), smem);
   if (err != cudaSuccess) return err;
-  const dim3 grid(static_cast<unsigned>(p.d.num_seqs), static_cast<unsigned>(p.d.Hk));
-  short_chunk_kernel<<<grid, kThreads, smem, stream>>>(p);
+  // A CTA per value head: the heads of a group run side by side (walked in one CTA, the
+  // repair's barrier-bound steps added up over the group).
+  const auto seqs = static_cast<unsigned>(p.d.num_seqs);
+  short_chunk_kernel<<<dim3(seqs, static_cast<unsigned>(p.d.Hv)), kThreads, smem, stream>>>(p);
+  if (p.d.group > 1)
+    short_chunk_group_sum_kernel<<<dim3(seqs, static_cast<unsigned>(p.d.Hk)), kThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 

@@ -1,7 +1,9 @@
 // The fp32 repair of a sequence's short last chunk (short_chunk_math.hpp): after the chunked
-// backward, one CTA per (sequence whose last chunk has fewer than kShortChunkRows rows, q/k head)
-// recomputes that chunk's dq, dk (summed over the head's value heads in order), dv, dg, dbeta
-// and, where the chunk also starts the sequence, dh0, and overwrites them.
+// backward, one CTA per (sequence whose last chunk has fewer than kShortChunkRows rows, value
+// head) recomputes that chunk's dv, dg, dbeta, the head's part of dq, dk and, where the chunk
+// also starts the sequence, dh0, and overwrites them; with more than one value head per q/k
+// head, a second launch sums the heads' dq, dk parts in head order (the order one CTA walking
+// the group added them in) and writes them.
 #pragma once
 
 #include "bwd_params.cuh"
@@ -27,6 +29,10 @@ struct ShortChunkParams {
   float* dg;
   void* dbeta;
   float* dh0;  // optional
+  // Scratch for the heads' fp32 dq, dk parts (group > 1): the dstate16 slot of the short chunk
+  // and the head, [2][kShortChunkRows - 1][K] floats in its 32 KB (no kernel after the local
+  // gradients reads dstate16).
+  uint16_t* dstate16;
 };
 
 cudaError_t launch_short_chunk_repair(const ShortChunkParams& p, cudaStream_t stream);
