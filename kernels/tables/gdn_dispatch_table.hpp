@@ -273,69 +273,69 @@ inline constexpr std::array<Entry, 158> kEntries{{
     // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp256"
     {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v128_s2_cw_cp0", 0.007800582811936518, {-1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_bwd_sm90_fused_v32_s2_coop_cp8"
-    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp8", 0.13166372337264765, {-1, -1, -1, -1, -1, -1, -1}},
-    // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx8"
-    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp32", 0.07663977164964852, {-1, -1, -1, -1, -1, -1, -1}},
-    // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx8"
-    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp8", 0.117084352751879, {-1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp8", 0.13749387688228398, {-1, -1, -1, -1, -1, -1, -1}},
+    // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16"
+    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp32", 0.07829029985411262, {-1, -1, -1, -1, -1, -1, -1}},
+    // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16"
+    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp8", 0.11010212643390238, {-1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx8"
-    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.0017913356050580642, {-1, -1, -1, -1, -1, -1, -1}},
-    // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16"
-    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 2, 13, 11, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp8", 0.05697870546067896, {-1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.0020732624086479134, {-1, -1, -1, -1, -1, -1, -1}},
+    // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx8"
+    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 2, 13, 11, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp8", 0.07184266906442871, {-1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[16384,32768) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx8"
-    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 2, 15, 14, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.010379478190636782, {-1, -1, -1, -1, -1, -1, -1}},
-    // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[2048,4096) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16"
-    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 3, 13, 11, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp8", 0.042211446672903996, {-1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 2, 15, 14, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.011029253875855405, {-1, -1, -1, -1, -1, -1, -1}},
+    // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[2048,4096) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+ph1"
+    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 3, 13, 11, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.04729649148901682, {-1, -1, -1, -1, -1, -1, 16}},
     // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[8192,16384) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx32"
-    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 3, 15, 13, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.0009747791916707715, {-1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 3, 15, 13, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.0040247642470148115, {-1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx8"
-    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.0027249465179997046, {-1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", -1.1102230246251565e-16, {-1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp64", 0.0434993544789164, {-1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp64", 0.045414981600325977, {-1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx32"
-    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.015319128175730778, {-1, -1, -1, -1, -1, -1, -1}},
-    // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp64"
-    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp32", 0.024072014664426655, {-1, -1, -1, -1, -1, -1, -1}},
-    // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx32"
-    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 2, 13, 11, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp8", 0.008348429088878895, {-1, -1, -1, -1, -1, -1, -1}},
-    // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[16384,32768) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 2, 15, 14, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.00010764723511735852, {-1, -1, -1, -1, -1, -1, -1}},
-    // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[2048,4096) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+lh2"
-    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 3, 13, 11, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.0023383785671642343, {-1, -1, -1, 2, -1, -1, -1}},
-    // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[8192,16384) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx32"
-    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 3, 15, 13, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", -0.0018988867776267293, {-1, -1, -1, -1, -1, -1, -1}},
-    // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16"
-    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp32", 0.043866295929634536, {-1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.015218640007821804, {-1, -1, -1, -1, -1, -1, -1}},
+    // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16"
+    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp32", 0.025431475007555937, {-1, -1, -1, -1, -1, -1, -1}},
+    // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc0"
+    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 2, 13, 11, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.013650618136017423, {-1, -1, -1, -1, -1, 2, -1}},
+    // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[16384,32768) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx32"
+    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 2, 15, 14, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", -0.0025189535936387397, {-1, -1, -1, -1, -1, -1, -1}},
+    // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[2048,4096) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+ph1"
+    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 3, 13, 11, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.0032485145342473487, {-1, -1, -1, -1, -1, 2, -1}},
+    // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[8192,16384) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0"
+    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 3, 15, 13, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0038902969277805344, {-1, -1, -1, -1, -1, 2, -1}},
+    // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc32"
+    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp32", 0.030424125998958385, {-1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp64"
-    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp128", 0.0207003323630901, {-1, -1, -1, -1, -1, -1, -1}},
-    // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16"
-    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp32", 0.027154977282266346, {-1, -1, -1, -1, -1, -1, -1}},
-    // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp64", 0.023722955333447482, {-1, -1, -1, -1, -1, -1, -1}},
-    // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+lh2"
-    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 2, 13, 11, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.006836579357522021, {-1, -1, -1, -1, -1, -1, 0}},
-    // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[16384,32768) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 2, 15, 14, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp64", 0.004055049494749996, {-1, -1, -1, -1, -1, -1, -1}},
-    // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[2048,4096) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+ph2"
-    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 3, 13, 11, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0017416706931694392, {-1, -1, -1, -1, -1, -1, 0}},
+    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp128", 0.020392862806199785, {-1, -1, -1, -1, -1, -1, -1}},
+    // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0"
+    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.011384057399668857, {-1, -1, -1, -1, -1, 2, -1}},
+    // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc64"
+    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.0002413249568478104, {-1, -1, -1, -1, -1, 2, -1}},
+    // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+ph2"
+    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 2, 13, 11, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.0012035989191365726, {-1, -1, -1, -1, -1, 2, -1}},
+    // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[16384,32768) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0"
+    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 2, 15, 14, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.0073989532476723685, {-1, -1, -1, -1, -1, 2, -1}},
+    // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[2048,4096) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0"
+    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 3, 13, 11, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.010226544431131135, {-1, -1, -1, -1, -1, 2, -1}},
     // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[8192,16384) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc64"
-    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 3, 15, 13, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp64", 0.031088464902216062, {-1, -1, -1, -1, -1, -1, -1}},
-    // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp64", 0.018887017087680258, {-1, -1, -1, -1, -1, -1, -1}},
-    // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp64"
-    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp128", 0.01415994177624369, {-1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 3, 15, 13, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp64", 0.03706040670079025, {-1, -1, -1, -1, -1, -1, -1}},
+    // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+ph2"
+    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0021865458195764464, {-1, -1, -1, -1, -1, 2, -1}},
+    // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0"
+    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.009151924368900777, {-1, -1, -1, -1, -1, 2, -1}},
     // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc128"
-    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.01130710171581617, {-1, -1, -1, -1, -1, -1, 0}},
-    // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+ph2"
-    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.01234311627056961, {-1, -1, -1, -1, -1, -1, 0}},
-    // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+lh2"
-    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 2, 13, 11, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.003619315088598807, {-1, -1, -1, -1, -1, -1, 0}},
+    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0115060882939092, {-1, -1, -1, -1, -1, 2, -1}},
+    // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc0"
+    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0102786940061379, {-1, -1, -1, -1, -1, 2, -1}},
+    // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc0"
+    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 2, 13, 11, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.002085152277746305, {-1, -1, -1, -1, -1, 2, -1}},
     // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[16384,32768) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+ph2"
-    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 2, 15, 14, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.014238482610523295, {-1, -1, -1, -1, -1, -1, 0}},
+    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 2, 15, 14, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.020286496504524187, {-1, -1, -1, -1, -1, -1, 0}},
     // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[2048,4096) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+ph2"
-    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 3, 13, 11, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0011987761448563061, {-1, -1, -1, -1, -1, -1, 0}},
-    // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[8192,16384) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0"
-    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 3, 15, 13, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.0013686865813640203, {-1, -1, -1, -1, -1, -1, 0}},
+    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 3, 13, 11, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.005901111794860636, {-1, -1, -1, -1, -1, 2, -1}},
+    // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[8192,16384) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc0"
+    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 3, 15, 13, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0008839724007994043, {-1, -1, -1, -1, -1, 2, -1}},
 }};
 
 // The variants a pruned libgdn build compiles (-DGDN_DISPATCH_TABLE=<this header>).

@@ -299,19 +299,19 @@ TEST(DefaultSelection, ChunkedBackwardPrefersTheWgmmaChainAndFollowsItsSweep) {
     variants.push_back({chain(64, cp, WarpRoles::ColumnWarps), resident(1, 512)});
   const Space space(variants);
   const auto name = [&](int cp) { return gdn::config_name(chain(64, cp, WarpRoles::ColumnWarps)); };
-  // 16/32 heads, 1 x 32768: 64 chain CTAs along 512 chunks: unsplit (5.444 ms; the fastest,
-  // 128-chunk segments, 5.226, which the table takes).
+  // 16/32 heads, 1 x 32768: 64 chain CTAs along 512 chunks: unsplit, the local kernel on the
+  // other 68 SMs beside the chain (5.027 ms, the fastest; 128-chunk segments 5.206).
   EXPECT_EQ(space.pick(shape(1, 32768, 32)), name(0));
-  // 8/16 heads, 1 x 32768: 128-chunk segments (2.669 ms, the fastest).
+  // 8/16 heads, 1 x 32768: 128-chunk segments (2.677 ms, the fastest).
   EXPECT_EQ(space.pick(shape(1, 32768, 16)), name(128));
-  // 2/4 heads, 1 x 32768: 32-chunk segments (0.794 ms, the fastest).
+  // 2/4 heads, 1 x 32768: 32-chunk segments (0.793 ms, the fastest).
   EXPECT_EQ(space.pick(shape(1, 32768, 4)), name(32));
   // 4/8 heads, 1 x 8192: 16-chunk segments (0.470 ms, the fastest).
   EXPECT_EQ(space.pick(shape(1, 8192, 8)), name(16));
-  // 2/4 heads, 1 x 8192: 8-chunk segments (0.300 ms, the fastest).
+  // 2/4 heads, 1 x 8192: 8-chunk segments (0.299 ms, the fastest).
   EXPECT_EQ(space.pick(shape(1, 8192, 4)), name(8));
-  // 16/32 heads, eight sequences (longest 2643, 8192 tokens): unsplit (1.498 ms; the fastest,
-  // two prepare heads per CTA, 1.493).
+  // 16/32 heads, eight sequences (longest 2643, 8192 tokens): unsplit (1.474 ms; the fastest,
+  // two prepare heads per CTA, 1.472).
   SelectionInput ragged = shape(8, 2643, 32);
   ragged.tokens = 8192;
   EXPECT_EQ(space.pick(ragged), name(0));
