@@ -6,7 +6,9 @@ inputs.
 Each row's call runs once eagerly (dispatch, first-launch costs), then --reps times under
 torch.profiler (CUPTI activity records of the device). Per kernel the CSV gives its launches per
 call, the median over the reps of its device time per call and its share of the call; per row
-the median of the call's summed device time (kernels and copies, not the gaps between them).
+the median of the call's summed device time (kernels and copies, not the gaps between them) and
+of its span, the first activity's start to the last one's end. Kernels that run side by side
+(the backward's local kernel beside the chain) make the sum exceed the span.
 Rows, inputs and the dispatch are those of scripts/bench_peers.py (docs/benchmarking.md).
 
 Examples (on the GPU machine, from the repo root):
@@ -86,16 +88,17 @@ def kernel_label(name):
 
 
 def aggregate(reps):
-    """reps: per profiled call, its device activities in launch order as (label, us). Returns
-    (kernels, call_us): kernels maps each label, in first-seen order, to (launches per call,
-    median us per call); call_us is the median of the calls' summed times."""
+    """reps: per profiled call, its device activities in launch order as (label, us, start_us).
+    Returns (kernels, call_us, span_us): kernels maps each label, in first-seen order, to
+    (launches per call, median us per call); call_us is the median of the calls' summed times,
+    span_us the median of their spans (first start to last end)."""
     if not reps:
         raise ValueError("aggregate: no profiled calls")
     order = OrderedDict()
     per_rep = []
     for events in reps:
         sums = OrderedDict()
-        for label, us in events:
+        for label, us, _ in events:
             order.setdefault(label, None)
             launches, total = sums.get(label, (0, 0.0))
             sums[label] = (launches + 1, total + us)
@@ -105,18 +108,20 @@ def aggregate(reps):
         launches = max(rep.get(label, (0, 0.0))[0] for rep in per_rep)
         kernels[label] = (launches, statistics.median(rep.get(label, (0, 0.0))[1] for rep in per_rep))
     call_us = statistics.median(sum(t for _, t in rep.values()) for rep in per_rep)
-    return kernels, call_us
+    span_us = statistics.median(max(start + us for _, us, start in events) - min(start for *_, start in events)
+                                for events in reps)
+    return kernels, call_us, span_us
 
 
-def csv_rows(row, kernels, call_us):
+def csv_rows(row, kernels, call_us, span_us):
     """The CSV lines of one anchor row: one per kernel, in launch order."""
     return [{"pass": row.pass_, "name": row.name, "kernel": label, "launches": launches,
              "median_us": f"{us:.2f}", "share": f"{us / call_us:.3f}" if call_us > 0 else "",
-             "call_us": f"{call_us:.2f}"}
+             "call_us": f"{call_us:.2f}", "span_us": f"{span_us:.2f}"}
             for label, (launches, us) in kernels.items()]
 
 
-FIELDS = ["pass", "name", "kernel", "launches", "median_us", "share", "call_us"]
+FIELDS = ["pass", "name", "kernel", "launches", "median_us", "share", "call_us", "span_us"]
 
 
 def make_call(a, peers):
@@ -138,8 +143,8 @@ def profile_row(row, index, a, torch, make, measure):
             fn()
             torch.cuda.synchronize()
         events = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-        reps.append([(kernel_label(e.name), getattr(e, "device_time", None) or e.cuda_time)
-                     for e in events])
+        reps.append([(kernel_label(e.name), getattr(e, "device_time", None) or e.cuda_time,
+                      e.time_range.start) for e in events])
     return aggregate(reps)
 
 
@@ -181,11 +186,12 @@ def main(argv=None):
         w.writeheader()
         make = make_call(a, peers)
         for i, row in enumerate(rows):
-            kernels, call_us = profile_row(row, i, a, torch, make, measure)
-            w.writerows(csv_rows(row, kernels, call_us))
+            kernels, call_us, span_us = profile_row(row, i, a, torch, make, measure)
+            w.writerows(csv_rows(row, kernels, call_us, span_us))
             f.flush()
             top = sorted(kernels.items(), key=lambda kv: -kv[1][1])[:4]
-            print(f"[{i + 1}/{len(rows)}] {a.pass_} {row.name}: {call_us / 1000:.3f} ms; "
+            print(f"[{i + 1}/{len(rows)}] {a.pass_} {row.name}: span {span_us / 1000:.3f} ms, "
+                  f"kernels {call_us / 1000:.3f} ms; "
                   + ", ".join(f"{label.split('::')[-1][:40]} {us / 1000:.3f}" for label, (_, us) in top))
     print(f"wrote {out}")
     return 0

@@ -34,18 +34,26 @@ class KernelLabelTest(unittest.TestCase):
 
 class AggregateTest(unittest.TestCase):
     def test_medians_per_kernel_launches_and_first_seen_order(self):
-        reps = [[("prep", 10.0), ("loop", 100.0), ("fixup", 5.0), ("fixup", 5.0)],
-                [("prep", 12.0), ("loop", 90.0), ("fixup", 6.0), ("fixup", 6.0)],
-                [("prep", 11.0), ("loop", 95.0), ("fixup", 7.0), ("fixup", 7.0)]]
-        kernels, call_us = kt.aggregate(reps)
+        reps = [[("prep", 10.0, 0.0), ("loop", 100.0, 12.0), ("fixup", 5.0, 113.0), ("fixup", 5.0, 119.0)],
+                [("prep", 12.0, 0.0), ("loop", 90.0, 13.0), ("fixup", 6.0, 104.0), ("fixup", 6.0, 111.0)],
+                [("prep", 11.0, 0.0), ("loop", 95.0, 12.0), ("fixup", 7.0, 108.0), ("fixup", 7.0, 116.0)]]
+        kernels, call_us, span_us = kt.aggregate(reps)
         self.assertEqual(list(kernels), ["prep", "loop", "fixup"])
         self.assertEqual(kernels["prep"], (1, 11.0))
         self.assertEqual(kernels["loop"], (1, 95.0))
         self.assertEqual(kernels["fixup"], (2, 12.0))
         self.assertEqual(call_us, 120.0)  # medians of 120, 114, 120
+        self.assertEqual(span_us, 123.0)  # medians of 124, 117, 123 (the gaps count)
+
+    def test_kernels_side_by_side_make_the_sum_exceed_the_span(self):
+        # A chain and a local kernel that overlap: 100 + 80 us of kernels in 110 us.
+        _, call_us, span_us = kt.aggregate([[("chain", 100.0, 0.0), ("local", 80.0, 30.0)]])
+        self.assertEqual(call_us, 180.0)
+        self.assertEqual(span_us, 110.0)
 
     def test_a_kernel_missing_from_one_call_counts_zero_there(self):
-        kernels, _ = kt.aggregate([[("a", 4.0), ("b", 2.0)], [("a", 4.0)], [("a", 4.0), ("b", 6.0)]])
+        kernels, _, _ = kt.aggregate([[("a", 4.0, 0.0), ("b", 2.0, 5.0)], [("a", 4.0, 0.0)],
+                                      [("a", 4.0, 0.0), ("b", 6.0, 5.0)]])
         self.assertEqual(kernels["b"], (1, 2.0))
 
     def test_no_calls_is_an_error(self):
@@ -54,10 +62,11 @@ class AggregateTest(unittest.TestCase):
 
     def test_csv_lines_carry_the_share_of_the_call(self):
         row = SimpleNamespace(pass_="fwd", name="hqk16_hv16_1024x8")
-        lines = kt.csv_rows(row, {"prep": (1, 25.0), "loop": (1, 75.0)}, 100.0)
+        lines = kt.csv_rows(row, {"prep": (1, 25.0), "loop": (1, 75.0)}, 100.0, 104.0)
         self.assertEqual([l["kernel"] for l in lines], ["prep", "loop"])
         self.assertEqual(lines[0]["share"], "0.250")
         self.assertEqual(lines[1]["median_us"], "75.00")
+        self.assertEqual(lines[0]["span_us"], "104.00")
         self.assertEqual(set(lines[0]), set(kt.FIELDS))
 
 
