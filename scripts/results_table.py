@@ -27,8 +27,8 @@ sys.path.insert(0, str(REPO / "python"))
 
 from gdnbench.report import fnum, gmean, read_csv, row_ratios  # noqa: E402  (torch-free)
 
-DEFAULT_CSV = "bench/results/h200_2026-12-01_forward_peers.csv"
-DEFAULT_BWD_CSV = "bench/results/h200_2026-12-02_backward_peers.csv"
+DEFAULT_CSV = "bench/results/h200_2026-12-02_peers.csv"
+DEFAULT_BWD_CSV = "bench/results/h200_2026-12-02_peers.csv"
 BEGIN = "<!-- results-table: begin -->"
 END = "<!-- results-table: end -->"
 BWD_BEGIN = "<!-- results-table-bwd: begin -->"
