@@ -32,7 +32,11 @@ struct BwdWorkspace {
   uint16_t *states16 = nullptr, *dstate16 = nullptr, *dvnew16 = nullptr,
            *dvin16 = nullptr, *xq16 = nullptr;
   float *dq_h = nullptr, *dk_h = nullptr;
-  int* ready = nullptr;  // [max_chunks, Hv] + 1: the chain's counts and the local kernel's queue
+  // The chain's counts [max_chunks, Hv], then the local kernel's queue: zeroed together
+  // (ready_bytes) when the local kernel runs beside the chain.
+  int* ready = nullptr;
+  unsigned* queue = nullptr;
+  size_t ready_bytes = 0;
 };
 
 BwdWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig& config) {
@@ -66,6 +70,8 @@ BwdWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig
   w.dq_h = c.take<float>(d.Ttot * d.Hv * kK);
   w.dk_h = c.take<float>(d.Ttot * d.Hv * kK);
   w.ready = c.take<int>(chunk_heads + 1);
+  w.queue = reinterpret_cast<unsigned*>(w.ready + chunk_heads);
+  w.ready_bytes = size_t(chunk_heads + 1) * sizeof(int);
   c.used = std::max(c.used, segments.used);
   return w;
 }
@@ -207,7 +213,7 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   const int64_t chain_ctas = d.num_seqs * d.Hv * int64_t(kV / std::max(c.block_v, 1));
   const bool local_beside = cp == 0 && wg_chain && d.max_chunks > 0 && chain_ctas < sms;
   if (local_beside && err == cudaSuccess) {
-    err = cudaMemsetAsync(w.ready, 0, (size_t(d.max_chunks) * d.Hv + 1) * sizeof(int), s);
+    err = cudaMemsetAsync(w.ready, 0, w.ready_bytes, s);
     cp_params.ready = w.ready;
   }
   if (cp == 0) {
@@ -259,7 +265,7 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   if (local_beside) {
     lp.ready = w.ready;
     lp.ready_target = kV / c.block_v;  // the chain's V-blocks per (chunk, v-head)
-    lp.queue = reinterpret_cast<unsigned*>(w.ready + int64_t(d.max_chunks) * d.Hv);
+    lp.queue = w.queue;
   }
   if (err == cudaSuccess) err = launch_local_grads(lp, s);
 

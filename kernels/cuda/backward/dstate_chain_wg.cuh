@@ -393,7 +393,6 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
   if (!chain_item(p, kChainWgBV, ch)) return;
   const int h = ch.h, v0 = ch.v0;
   const bool outputs = !ch.transition;
-  constexpr bool publish_chunks = kPublish;
   extern __shared__ __align__(1024) char smem_raw[];  // wgmma operand tiles: 1024-byte aligned
   const ChainWgSmem sm{smem_raw};
   const int64_t first = ch.seg.chunk_begin, last = ch.seg.chunk_end;
@@ -419,7 +418,7 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     fused::setmaxnreg_dec<kChainWgProducerRegs>();
     if (tid == 0) produce_chain_chunks(p, sm, first, last, h);
     if (tid == 32) produce_input_chunks(p, sm, first, last, h, v0);
-    if (tid == 64 && publish_chunks) publish_chunk_counts(p, sm, first, last, h);
+    if (tid == 64 && kPublish) publish_chunk_counts(p, sm, first, last, h);
     return;
   }
   if (wg == kChainWgInputsGroup) {
@@ -610,7 +609,7 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
     fused::fence_accumulators(S[1]);
     // This warp's reads of stage s (k, T, e/f/beta) are done: the producer may refill it.
     if (lane == 0) fused::mbarrier_arrive(sm.empty(s));
-    if (publish_chunks) {  // chunk c's stores of every lane issued: hand it to the publisher
+    if (kPublish) {  // chunk c's stores of every lane issued: hand it to the publisher
       __syncwarp();
       const int ps = it % kChainWgPublishSlots, round = it / kChainWgPublishSlots;
       if (lane == 0) {

@@ -267,10 +267,9 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
   // are full). An item's value heads are heads_per_cta of one q/k head's group, walked in
   // order. Each item is one CTA's, whichever, so the results do not depend on the schedule.
   const int heads = p.heads_per_cta, slots = d.Hv / heads;
-  constexpr bool beside = kBeside;
   __shared__ ChainOrder order;
   __shared__ int64_t queued_item;  // beside the chain: thread 0's take, read after a barrier
-  if (beside) chain_order(p.chunk_first, d.num_seqs, order);
+  if (kBeside) chain_order(p.chunk_first, d.num_seqs, order);
   const int64_t items = int64_t(d.max_chunks) * slots;
   const auto next_item = [&](int64_t i) {  // the CTA's next item of a non-empty chunk
     for (i += gridDim.x; i < items && p.table[i / slots].len == 0; i += gridDim.x) {
@@ -306,7 +305,7 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
     const int64_t chunk = u.item / slots;
     const ChunkInfo ci = p.table[chunk];
     const int slot = static_cast<int>(u.item % slots), h = slot * heads + u.head_i;
-    if (beside) {
+    if (kBeside) {
       if (lane == 0) wait_until_at_least(p.ready + chunk * d.Hv + h, p.ready_target);
       __syncwarp();
     }
@@ -339,7 +338,7 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
   };
 
   Unit u{blockIdx.x, 0};
-  if (beside) {
+  if (kBeside) {
     if (threadIdx.x == 0) take_queued();
     __syncthreads();
     u.item = queued_item;
@@ -347,7 +346,7 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
     u.item = next_item(u.item);
   }
   if (u.item >= items) {
-    if (beside) wait_for_prior_grids();  // (see the end)
+    if (kBeside) wait_for_prior_grids();  // (see the end)
     return;
   }
   int k_slot = 0, t_slot = 0;  // the unit's k and T slots
@@ -364,11 +363,11 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
     const bool first_chunk = chunk == p.chunk_first[ci.seq];
     const bool last_chunk = chunk + 1 == p.chunk_first[ci.seq + 1];
     const Tile sK = sm.k(k_slot), sT = sm.t(t_slot), sTb = sm.t(t_slot ^ 1);
-    Unit next = head_i + 1 < heads ? Unit{u.item, head_i + 1} : Unit{beside ? 0 : next_item(u.item), 0};
+    Unit next = head_i + 1 < heads ? Unit{u.item, head_i + 1} : Unit{kBeside ? 0 : next_item(u.item), 0};
     // (queued_item was last read after this barrier of the unit before)
-    if (beside && head_i + 1 == heads && threadIdx.x == 0) take_queued();
+    if (kBeside && head_i + 1 == heads && threadIdx.x == 0) take_queued();
     publish();  // the previous unit's last readers of shared memory are done
-    if (beside && head_i + 1 == heads) next.item = queued_item;
+    if (kBeside && head_i + 1 == heads) next.item = queued_item;
     // dO (and q on the item's first head), waited for just before G1; the rest is in flight
     // since the previous unit's phase B.
     load_token_tile<Elem>(sDO, p.d_o, ci, d.Hv, h);
@@ -639,7 +638,7 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
   }
   // Beside the chain: this grid completes only after the chain has (what follows in the stream
   // waits for this grid alone).
-  if (beside) wait_for_prior_grids();
+  if (kBeside) wait_for_prior_grids();
 }
 
 template <class Elem, bool kBeside>
