@@ -37,19 +37,25 @@ std::vector<int64_t> segment_table_of(const std::vector<int64_t>& chunks, int64_
   return t;
 }
 
-// Walks every slot as the kernel does; checks each of the total chunks comes exactly once and
-// the offsets within the unit never decrease along the walk. Returns the walk.
+// Walks every slot as the kernel does (from_end: from the units' ends, as the local kernel
+// beside the backward's chain does); checks each of the total chunks comes exactly once and the
+// position within the unit (offset from its start, or distance from its end) never decreases
+// along the walk. Returns the walk.
 std::vector<int64_t> walk(const std::vector<int64_t>& bounds, int stride, int64_t units,
-                          int64_t unit_chunks, int64_t total) {
+                          int64_t unit_chunks, int64_t total, bool from_end = false) {
   std::vector<int64_t> order;
   std::map<int64_t, int> seen;
-  int64_t last_offset = -1;
+  int64_t last_position = -1;
   for (int64_t slot = 0; slot < units * unit_chunks; ++slot) {
     int64_t chunk = -1;
-    if (!chunk_of_slot(slot, bounds.data(), stride, units, chunk)) continue;
-    const int64_t u = slot % units, offset = chunk - bounds[u * stride];
-    EXPECT_GE(offset, last_offset) << "slot " << slot;
-    last_offset = offset;
+    const int64_t u = slot % units;
+    const int64_t* b = bounds.data() + u * stride;
+    if (from_end ? !chunk_of_slot_from_end(slot, bounds.data(), stride, units, chunk)
+                 : !chunk_of_slot(slot, bounds.data(), stride, units, chunk))
+      continue;
+    const int64_t position = from_end ? b[1] - 1 - chunk : chunk - b[0];
+    EXPECT_GE(position, last_position) << "slot " << slot;
+    last_position = position;
     ++seen[chunk];
     order.push_back(chunk);
   }
@@ -62,36 +68,15 @@ std::vector<int64_t> walk(const std::vector<int64_t>& bounds, int stride, int64_
   return order;
 }
 
-// The walk from the units' ends (the local kernel beside the backward's chain): each chunk
-// exactly once, the distance from its unit's end never decreasing along the walk.
-std::vector<int64_t> walk_from_end(const std::vector<int64_t>& bounds, int64_t units,
-                                   int64_t unit_chunks, int64_t total) {
-  std::vector<int64_t> order;
-  std::map<int64_t, int> seen;
-  int64_t last_distance = -1;
-  for (int64_t slot = 0; slot < units * unit_chunks; ++slot) {
-    int64_t chunk = -1;
-    if (!chunk_of_slot_from_end(slot, bounds.data(), 1, units, chunk)) continue;
-    const int64_t u = slot % units, distance = bounds[u + 1] - 1 - chunk;
-    EXPECT_GE(distance, last_distance) << "slot " << slot;
-    last_distance = distance;
-    ++seen[chunk];
-    order.push_back(chunk);
-  }
-  EXPECT_EQ(static_cast<int64_t>(seen.size()), total);
-  for (const auto& [chunk, n] : seen) EXPECT_EQ(n, 1) << "chunk " << chunk;
-  return order;
-}
-
 TEST(PrepareOrder, FromTheEndsEqualSequencesInterleaveFromTheirLastChunks) {
   const std::vector<int64_t> first = chunk_first_of({3, 3, 3});
-  EXPECT_EQ(walk_from_end(first, 3, 3, 9), (std::vector<int64_t>{2, 5, 8, 1, 4, 7, 0, 3, 6}));
+  EXPECT_EQ(walk(first, 1, 3, 3, 9, true), (std::vector<int64_t>{2, 5, 8, 1, 4, 7, 0, 3, 6}));
 }
 
 TEST(PrepareOrder, FromTheEndsRaggedSequencesSkipTheMissingDistances) {
   // 24, 21, 0 and 11 chunks: 96 slots for 56 chunks; the empty sequence never yields one.
   const std::vector<int64_t> first = chunk_first_of({24, 21, 0, 11});
-  const std::vector<int64_t> order = walk_from_end(first, 4, 24, 56);
+  const std::vector<int64_t> order = walk(first, 1, 4, 24, 56, true);
   EXPECT_EQ(std::vector<int64_t>(order.begin(), order.begin() + 3), (std::vector<int64_t>{23, 44, 55}));
   EXPECT_EQ(order.back(), 0);  // the longest sequence's first chunk comes last
 }
