@@ -10,10 +10,11 @@ FlashQLA, over FlashInfer and over the faster of FlashQLA and FlashInfer (each l
 says it ran live, else its published figure scaled by the row's FLA live/published ratio, as
 docs/benchmarking.md says), and the rows where the best peer is more than 3 % faster; then the
 same over all rows. The backward table gives, per head configuration of the backward rows,
-the geometric means of ours and of the published FLA and FlashQLA figures over ours (unscaled:
-the backward CSV holds no FLA live figure on every row).
+the geometric means of ours, of FLA live over ours (on the rows that have it) and of the
+published FLA and FlashQLA figures over ours (unscaled). Both tables come from one CSV (its
+`pass` column) unless --bwd-csv names another for the backward.
 
-  scripts/results_table.py                  print the table of the default CSV
+  scripts/results_table.py                  print the tables of the default CSV
   scripts/results_table.py --write          replace the README's table with it
   scripts/results_table.py --check          exit 1 if the README's table differs from it
 """
@@ -28,7 +29,6 @@ sys.path.insert(0, str(REPO / "python"))
 from gdnbench.report import fnum, gmean, read_csv, row_ratios  # noqa: E402  (torch-free)
 
 DEFAULT_CSV = "bench/results/h200_2026-12-02_peers.csv"
-DEFAULT_BWD_CSV = "bench/results/h200_2026-12-02_peers.csv"
 BEGIN = "<!-- results-table: begin -->"
 END = "<!-- results-table: end -->"
 BWD_BEGIN = "<!-- results-table-bwd: begin -->"
@@ -145,8 +145,8 @@ def main(argv):
                                  epilog=__doc__.split("\n\n", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--csv", default=DEFAULT_CSV, help=f"repo-relative CSV (default {DEFAULT_CSV})")
-    ap.add_argument("--bwd-csv", default=DEFAULT_BWD_CSV,
-                    help=f"repo-relative CSV of the backward table (default {DEFAULT_BWD_CSV})")
+    ap.add_argument("--bwd-csv", default="",
+                    help="repo-relative CSV of the backward table (default: --csv)")
     ap.add_argument("--readme", default=str(REPO / "README.md"), help="the README to write or check")
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--write", action="store_true", help="replace the README's table")
@@ -154,7 +154,7 @@ def main(argv):
     a = ap.parse_args(argv)
     try:
         lines = render(a.csv)
-        bwd_lines = render_bwd(a.bwd_csv)
+        bwd_lines = render_bwd(a.bwd_csv or a.csv)
         if not (a.write or a.check):
             print("\n".join(lines + [""] + bwd_lines))
             return 0
