@@ -70,7 +70,8 @@ install_pypi_packages() {
     fi
     local name=${line%%==*} version=${line##*==}
     local installed
-    installed=$(python3 -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p')
+    # pip show exits 1 for a package that is not installed: that is the case to install.
+    installed=$(python3 -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p' || true)
     [[ $installed == "$version" ]] || unmet+=("$line")
   done <"$PYPI_REQUIREMENTS"
   if [[ ${#unmet[@]} -eq 0 ]]; then
