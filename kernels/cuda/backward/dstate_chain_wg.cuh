@@ -51,6 +51,7 @@
 #include "arch/wgmma.cuh"
 #include "bwd_run.cuh"  // kChainWgBV, the V-block
 #include "dstate_chain.cuh"
+#include "wg_fragments.cuh"  // zero_rows_past_end
 
 namespace gdn::bwd {
 
@@ -216,19 +217,6 @@ __device__ __forceinline__ void produce_input_chunks(const ChainParams& p, const
     fused::tma_load_3d(sm.in_do().p, &p.tmap_do, v0, h, tok, bar);
     fused::bulk_load(sm.in_ef(), p.gate_ef + int64_t(pair) * (3 * kC),
                      uint32_t(ChainWgSmem::kGateBytes), bar);
-  }
-}
-
-// Zeroes rows [len, 64) of `tiles` consecutive 64-row x 128-byte tiles from `first` (8 KB
-// apart: the 64-column halves of k and q and the dO block; whole rows, since the swizzle keeps
-// a row's bytes within the row): a chunk that ends its sequence early, whose rows past its end
-// hold the next sequence's tokens. The tile is found by arithmetic, not from an array of
-// pointers, which would live in local memory. tid: the thread among its warpgroup's 128.
-__device__ __forceinline__ void zero_rows_past_end(uint16_t* first, int tiles, int len, int tid) {
-  const int rows = kC - len;
-  for (int u = tid; u < tiles * rows * 8; u += 128) {
-    const int tile = u / (rows * 8), r = len + (u / 8) % rows, c = u % 8;
-    *reinterpret_cast<uint4*>(first + tile * (kC * 64) + r * 64 + 8 * c) = make_uint4(0, 0, 0, 0);
   }
 }
 

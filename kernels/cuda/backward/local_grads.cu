@@ -1,5 +1,6 @@
 // The local-gradient kernel of the chunked backward (see local_grads.cuh).
 #include "local_grads.cuh"
+#include "wg_fragments.cuh"
 
 #include <algorithm>
 
@@ -13,41 +14,6 @@ namespace {
 using fused::load_a;
 using fused::load_a_trans;
 using fused::load_b_kn;
-using Tile = fused::WgTile16;
-
-// Sum over the four lanes (t = lane % 4) that hold one fragment row.
-__device__ __forceinline__ float quad_sum(float x) {
-  x += __shfl_xor_sync(0xffffffffu, x, 1);
-  x += __shfl_xor_sync(0xffffffffu, x, 2);
-  return x;
-}
-
-// Warpgroup products on wgmma, both operands from shared memory: acc (this warp's 16 rows of
-// the warpgroup's 64 x 8 NT result, columns n0..) += A B, A (64 x kDepth) from tile `a`
-// (kTransA: A = X^T, the tile storing X, rows = depth; else rows = the 64 chunk rows) and B
-// from tile `b` (kBnk: the tile stores B^T, rows = n from n0; else B, rows = depth, n0 a
-// multiple of 64). wg_issue queues one product as a commit group; wg_wait<kPending> waits
-// until at most kPending groups are in flight and fences acc against early reads. kSet: acc =
-// A B, its first k-step with scale-d off, so acc needs no zero fill (which the compiler may
-// place between the fence and the product, and ptxas then serialises with an injected
-// warpgroup.arrive).
-template <int NT, int kDepth, class Elem, bool kTransA, bool kBnk, bool kSet = false>
-__device__ __forceinline__ void wg_issue(float (&acc)[NT][4], const Tile& a, const Tile& b, int n0) {
-  fused::wgmma_fence();
-#pragma unroll
-  for (int kk = 0; kk < kDepth / 16; ++kk) {
-    const uint64_t da = kTransA ? a.desc_kn(16 * kk, 0) : a.desc_nk(0, 16 * kk);
-    const uint64_t db = kBnk ? b.desc_nk(n0, 16 * kk) : b.desc_kn(16 * kk, n0);
-    fused::wgmma_ss<NT, Elem, kTransA, !kBnk>(acc, da, db, !(kSet && kk == 0));
-  }
-  fused::wgmma_commit();
-}
-
-template <int kPending, int NT>
-__device__ __forceinline__ void wg_wait(float (&acc)[NT][4]) {
-  fused::wgmma_wait<kPending>();
-  fused::fence_accumulators(acc);
-}
 
 // Publishes shared-memory writes (st.shared, cp.async) to the whole CTA, wgmma's reads
 // (async proxy) included.
@@ -78,52 +44,6 @@ __device__ __forceinline__ void gemm_a_bkn(float (&acc)[NT][4], const Tile& a, i
   }
 }
 
-// Calls f(element, row, column) for a 16 x 8 NT accumulator at (r0, c0).
-template <int NT, class F>
-__device__ __forceinline__ void each(float (&acc)[NT][4], int r0, int c0, F f) {
-  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-#pragma unroll
-  for (int nj = 0; nj < NT; ++nj)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) f(acc[nj][e], r0 + g + (e >= 2 ? 8 : 0), c0 + 8 * nj + 2 * t + (e & 1));
-}
-
-// Row sums of X o acc over this warp's columns, reduced over the quad and stored by lane t = 0
-// into out[row] (rows r0 + g and r0 + g + 8).
-template <int NT, class Elem>
-__device__ __forceinline__ void row_dot(const float (&acc)[NT][4], const Tile& x, int r0,
-                                        int c0, float* out) {
-  using Ops = fused::ElemOps<Elem>;
-  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  float sa = 0.f, sb = 0.f;
-#pragma unroll
-  for (int nj = 0; nj < NT; ++nj) {
-    const int col = c0 + 8 * nj + 2 * t;
-    const float2 xa = Ops::unpack(x.pair(r0 + g, col)), xb = Ops::unpack(x.pair(r0 + g + 8, col));
-    sa = fmaf(xa.x, acc[nj][0], fmaf(xa.y, acc[nj][1], sa));
-    sb = fmaf(xb.x, acc[nj][2], fmaf(xb.y, acc[nj][3], sb));
-  }
-  sa = quad_sum(sa);
-  sb = quad_sum(sb);
-  if (t == 0) {
-    out[r0 + g] = sa;
-    out[r0 + g + 8] = sb;
-  }
-}
-
-template <int NT, class Elem>
-__device__ __forceinline__ void store16(const Tile& dst, const float (&acc)[NT][4], int r0,
-                                        int c0) {
-  using Ops = fused::ElemOps<Elem>;
-  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-#pragma unroll
-  for (int nj = 0; nj < NT; ++nj) {
-    const int col = c0 + 8 * nj + 2 * t;
-    dst.pair(r0 + g, col) = Ops::pack(acc[nj][0], acc[nj][1]);
-    dst.pair(r0 + g + 8, col) = Ops::pack(acc[nj][2], acc[nj][3]);
-  }
-}
-
 // cp.async of a 64-row, 128-column 16-bit token tile (rows past len zero-filled).
 template <class Elem>
 __device__ __forceinline__ void load_token_tile(const Tile& dst, const void* src,
@@ -142,44 +62,6 @@ __device__ __forceinline__ void load_state_tile(const Tile& dst, const uint16_t*
     const int r = e / (kV / 8), c = (e % (kV / 8)) * 8;
     fused::cp_async_16(dst.at(r, c), src + r * kV + c, 16);
   }
-}
-
-// Per-thread partial sums of a 64 x 64 matrix held as this warp's NT = 4 fragment (rows rm + g
-// and rm + g + 8, columns cq + 8 nj + 2 t + {0, 1}): its row sums over the thread's 8 columns,
-// its column sums over the thread's 2 rows.
-struct FragSums {
-  float row[2] = {0.f, 0.f};
-  float col[4][2] = {};
-  __device__ __forceinline__ void add(int nj, int e, float x) {
-    row[e >> 1] += x;
-    col[nj][e & 1] += x;
-  }
-};
-
-// The row sums over the warp's 32 columns (a quad's four lanes) -> out[row] by lane t = 0.
-__device__ __forceinline__ void store_row_sums(const float (&row)[2], float* out, int rm) {
-  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const float a = quad_sum(row[0]), b = quad_sum(row[1]);
-  if (t == 0) {
-    out[rm + g] = a;
-    out[rm + g + 8] = b;
-  }
-}
-
-// The column sums over the warp's 16 rows (the eight row groups g, butterfly: every lane ends
-// with the same bits) -> out[column] by the lanes of g = 0.
-__device__ __forceinline__ void store_column_sums(const float (&col)[4][2], float* out, int cq) {
-  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-#pragma unroll
-  for (int nj = 0; nj < 4; ++nj)
-#pragma unroll
-    for (int b = 0; b < 2; ++b) {
-      float x = col[nj][b];
-      x += __shfl_xor_sync(0xffffffffu, x, 4);
-      x += __shfl_xor_sync(0xffffffffu, x, 8);
-      x += __shfl_xor_sync(0xffffffffu, x, 16);
-      if (g == 0) out[cq + 8 * nj + 2 * t + b] = x;
-    }
 }
 
 // This warp's part of <S, dS'> from the 16-bit tiles, in a fixed order: S^T (rows = value
@@ -483,7 +365,7 @@ __global__ void __launch_bounds__(kLocalThreads, 1) local_grads_kernel(LocalPara
 
     // ---- B. the 64 x 64 products ---------------------------------------------------------------
     const Tile sP = sm.tile64(0), sDT = sm.tile64(1), sX = sm.tile64(2), sZ = sm.tile64(3);
-    FragSums mg;  // rows - columns of (dPm o Q K^T + Z o K K^T) -> dgamma
+    FragSums<4> mg;  // rows - columns of (dPm o Q K^T + Z o K K^T) -> dgamma
     {
       float dbeta_col[4][2] = {};  // columns of dAg o T
 #pragma unroll

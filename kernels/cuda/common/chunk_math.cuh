@@ -33,10 +33,9 @@ __device__ __forceinline__ void chunk_cumsum_warp0(const float* in, float* out) 
   chunk_cumsum_warp(in, out, static_cast<int>(threadIdx.x));
 }
 
-// Reverse inclusive scan: out[r] = sum_{s >= r} in[s] over 64 rows. Warp 0 only.
-__device__ __forceinline__ void chunk_reverse_cumsum_warp0(const float* in, float* out) {
-  if (threadIdx.x >= 32) return;
-  const int lane = threadIdx.x;
+// Reverse inclusive scan: out[r] = sum_{s >= r} in[s] over 64 rows, by the calling warp (as
+// chunk_cumsum_warp).
+__device__ __forceinline__ void chunk_reverse_cumsum_warp(const float* in, float* out, int lane) {
   // Reverse the order so the forward scan becomes a suffix scan.
   float lo = in[63 - lane], hi = in[31 - lane];  // rows 63..32 and 31..0
 #pragma unroll
@@ -51,6 +50,12 @@ __device__ __forceinline__ void chunk_reverse_cumsum_warp0(const float* in, floa
   const float lo_total = __shfl_sync(0xffffffffu, lo, 31);
   out[63 - lane] = lo;
   out[31 - lane] = hi + lo_total;
+}
+
+// The same, executed by warp 0 only (other threads return).
+__device__ __forceinline__ void chunk_reverse_cumsum_warp0(const float* in, float* out) {
+  if (threadIdx.x >= 32) return;
+  chunk_reverse_cumsum_warp(in, out, static_cast<int>(threadIdx.x));
 }
 
 // ---- X = (I + N)^-1 of a strictly lower triangular 64 x 64 N, blocked over 16 x 16 blocks ----
