@@ -20,7 +20,7 @@ using chunk::Mat;
 const std::vector<std::string> kNames = {
     "T16", "S16", "recompute diag(beta)W'", "recompute V'", "P^T", "dVin", "E=diag(e)dO", "Xq",
     "dS'", "dV_new", "dW'=dv", "-diag(e)dW'", "W'", "T diag(beta)", "V_new", "dPm", "dT", "X",
-    "Z", "dq,dk outputs"};
+    "Z", "dq,dk outputs", "scale diag(e)Q", "diag(f)V_new"};
 
 // The roundings of one chunk: which points are on, which are split there.
 struct Rounder {
@@ -61,10 +61,12 @@ double frobenius_dot(const Mat& x, const Mat& y) {
 
 // What the reverse chain leaves for the local kernel of one chunk.
 struct ChainOut {
+  Mat dS;        // dS' unrounded (the fused kernel's fp32 registers)
   Mat dS16;      // dS' as the chain's operand and dstate16
   Mat dVn16;     // dvnew16
   Mat dVnSplit;  // dvnew16 + dvnew16_lo (hi + lo)
   Mat dv16;      // dW' = dv
+  Mat edw16;     // -diag(e) dW', the K^T operand (and the fused kernel's G3 operand)
 };
 
 // Row sums minus column sums of a square matrix.
@@ -146,23 +148,33 @@ BwdOutputs rounded_backward(const Shape& s, const Inputs& in, const Grads& gr, c
         const Rounder R{m, splits[c]};
         dOs[c] = detail::gather_rows(gr.d_o, starts[c], L, s.Hv, h, s.V);
         const Mat& dO = dOs[c];
-        // chain_inputs: P^T (gated, anti-causal), dVin = scale P^T dO, E, Xq = Q^T E.
+        // chain_inputs: P^T (gated, anti-causal), dVin = scale P^T dO, E, Xq = Q^T E. The fused
+        // kernel: P^T with scale in it, dVin and Xq in fp32, Xq = (scale diag(e) Q)^T dO.
         Mat PT(L, L);
         for (int64_t i = 0; i < L; ++i)
           for (int64_t j = i; j < L; ++j) {
             double dot = 0;
             for (int64_t x = 0; x < s.K; ++x) dot += ci.K(i, x) * ci.Q(j, x);
-            PT(i, j) = R.one(dot * p.Gam(j, i), kScoresT);
+            PT(i, j) = R.one((m.fused ? scale : 1.0) * dot * p.Gam(j, i), kScoresT);
           }
         Mat dVin = chunk::matmul(PT, dO);
-        for (double& x : dVin.a) x = R.one(scale * x, kDvin);
-        Mat E = dO;
-        for (int64_t r = 0; r < L; ++r)
-          for (int64_t j = 0; j < s.V; ++j) E(r, j) = R.one(scale * at(p.e, r) * dO(r, j), kEdO);
-        const Mat Xq = R.mat(chunk::matmul_tn(ci.Q, E), kXq);
+        Mat Xq;
+        if (m.fused) {
+          Mat Qe = ci.Q;
+          for (int64_t r = 0; r < L; ++r)
+            for (int64_t x = 0; x < s.K; ++x) Qe(r, x) = R.one(scale * at(p.e, r) * ci.Q(r, x), kQe);
+          Xq = chunk::matmul_tn(Qe, dO);
+        } else {
+          for (double& x : dVin.a) x = R.one(scale * x, kDvin);
+          Mat E = dO;
+          for (int64_t r = 0; r < L; ++r)
+            for (int64_t j = 0; j < s.V; ++j) E(r, j) = R.one(scale * at(p.e, r) * dO(r, j), kEdO);
+          Xq = R.mat(chunk::matmul_tn(ci.Q, E), kXq);
+        }
         // The chain step.
         ChainOut& o = ch[c];
         const bool exact_ds = m.exact_dht_last && c + 1 == nc && !gr.dht.empty();
+        o.dS = dS;
         o.dS16 = exact_ds ? dS : R.mat(dS, kDstate);
         const Mat Y = chunk::matmul(ci.K, o.dS16);
         o.dVn16 = Mat(L, s.V);
@@ -185,6 +197,7 @@ BwdOutputs rounded_backward(const Shape& s, const Inputs& in, const Grads& gr, c
         for (double& x : dS.a) x *= p.eL;
         chunk::add_scaled(dS, Xq, 1.0);
         chunk::add_scaled(dS, chunk::matmul_tn(ci.K, Eneg), 1.0);
+        o.edw16 = Eneg;
         detail::scatter_rows(out.dv, starts[c], s.Hv, h, o.dv16);
       }
       detail::store_state(out.dh0, s, n, h, dS);
@@ -212,29 +225,36 @@ BwdOutputs rounded_backward(const Shape& s, const Inputs& in, const Grads& gr, c
         for (int64_t r = 0; r < L; ++r)
           for (int64_t j = 0; j < L; ++j) Tb(r, j) = R.one(T16[c](r, j) * at(ci.beta, j), kTbeta);
         const Mat Vn16 = R.mat(chunk::matmul(Tb, Wp16), kVnew);
-        // G1 = dO S^T, G3 = dW' S^T, G2 = V_new dS'^T and their row sums.
+        // G1 = dO S^T, G3 = dW' S^T, G2 = V_new dS'^T and their row sums; rs_ksw and rs_kds
+        // hold the e and f terms: -e (K o G3) 1 and f (K o G2) 1. The fused kernel forms G3 from
+        // -diag(e) dW' and G2 from diag(f) V_new, both rounded, and its terms as the rows of K o dk.
         const Mat G1 = chunk::matmul_nt(dO, Sl);
-        const Mat G3 = chunk::matmul_nt(ch[c].dv16, Sl);
-        const Mat G2 = chunk::matmul_nt(Vn16, dSp);
+        Mat Fvn = Vn16;
+        for (int64_t r = 0; r < L; ++r)
+          for (int64_t j = 0; j < s.V; ++j) Fvn(r, j) = R.one(at(p.f, r) * Vn16(r, j), kFVnew);
+        const Mat G3 = chunk::matmul_nt(m.fused ? ch[c].edw16 : ch[c].dv16, Sl);
+        const Mat G2 = chunk::matmul_nt(m.fused ? Fvn : Vn16, dSp);
         std::vector<double> rs_qs(L), rs_ksw(L), rs_kds(L);
         Mat dq(L, s.K), dk(L, s.K);
         for (int64_t r = 0; r < L; ++r) {
+          const double ge = m.fused ? 1.0 : -at(p.e, r), gf = m.fused ? 1.0 : at(p.f, r);
           rs_qs[static_cast<size_t>(r)] = row_dot(ci.Q, G1, r);
-          rs_ksw[static_cast<size_t>(r)] = row_dot(ci.K, G3, r);
-          rs_kds[static_cast<size_t>(r)] = row_dot(ci.K, G2, r);
+          rs_ksw[static_cast<size_t>(r)] = ge * row_dot(ci.K, G3, r);
+          rs_kds[static_cast<size_t>(r)] = gf * row_dot(ci.K, G2, r);
           for (int64_t x = 0; x < s.K; ++x) {
             dq(r, x) = scale * at(p.e, r) * G1(r, x);
-            dk(r, x) = -at(p.e, r) * G3(r, x) + at(p.f, r) * G2(r, x);
+            dk(r, x) = ge * G3(r, x) + gf * G2(r, x);
           }
         }
-        // <S, dS'>: the caller's fp32 h0 / dht at a sequence's ends when the kernels take them.
-        const bool s_exact = m.exact_sdot_at_ends && first && !in.h0.empty();
-        const bool ds_exact = m.exact_sdot_at_ends && last && !gr.dht.empty();
-        const double sdot = frobenius_dot(s_exact ? h0 : Sl, ds_exact ? dht : dSp);
+        // <S, dS'>: the caller's fp32 h0 / dht at a sequence's ends when the kernels take them;
+        // the fused kernel's dS' is fp32 throughout (dht itself in a sequence's last chunk).
+        const bool s_exact = !m.fused && m.exact_sdot_at_ends && first && !in.h0.empty();
+        const bool ds_exact = !m.fused && m.exact_sdot_at_ends && last && !gr.dht.empty();
+        const double sdot = frobenius_dot(s_exact ? h0 : Sl, m.fused ? ch[c].dS : ds_exact ? dht : dSp);
         // dP = dO V_new^T, Q K^T, dAg = dV_new W'^T (split in short chunks).
         const Mat dp = chunk::matmul_nt(dO, Vn16);
         const Mat qk = chunk::matmul_nt(ci.Q, ci.K);
-        const bool split_dag = m.split_dag_short && L < m.split.short_rows;
+        const bool split_dag = !m.fused && m.split_dag_short && L < m.split.short_rows;
         const Mat dag = split_dag ? chunk::matmul_nt(ch[c].dVnSplit, WpSplit)
                                   : chunk::matmul_nt(ch[c].dVn16, Wp16);
         // B. dPm, dT, dbeta, X = T^T dT, dA = X T^T, Z.
@@ -268,15 +288,14 @@ BwdOutputs rounded_backward(const Shape& s, const Inputs& in, const Grads& gr, c
         const std::vector<double> zg = rows_minus_columns(m2);
         // C. dgamma, then dg = reverse cumsum of dgamma plus the exclusive prefix of the f terms.
         for (int64_t r = 0; r < L; ++r)
-          dgam[static_cast<size_t>(r)] +=
-              at(zg, r) + scale * at(p.e, r) * at(rs_qs, r) - at(p.e, r) * at(rs_ksw, r);
+          dgam[static_cast<size_t>(r)] += at(zg, r) + scale * at(p.e, r) * at(rs_qs, r) + at(rs_ksw, r);
         dgam[static_cast<size_t>(L - 1)] += p.eL * sdot;
         std::vector<double> dg(static_cast<size_t>(L));
         double suffix = 0, prefix = 0;
         for (int64_t r = L - 1; r >= 0; --r) dg[static_cast<size_t>(r)] = suffix += at(dgam, r);
         for (int64_t r = 0; r < L; ++r) {
           dg[static_cast<size_t>(r)] += prefix;
-          prefix += at(p.f, r) * at(rs_kds, r);
+          prefix += at(rs_kds, r);
         }
         detail::scatter_scalars(out.dg, starts[c], s.Hv, h, dg);
         detail::scatter_scalars(out.dbeta, starts[c], s.Hv, h, dbeta);

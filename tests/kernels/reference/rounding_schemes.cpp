@@ -53,6 +53,14 @@ const Named kSchemes[] = {
      [](rr::Model& m) { m.exact_h0_first = m.exact_dht_last = true; }},
     {"ends-all", "every point split in a sequence's first and last chunks",
      [](rr::Model& m) { m.split.first_chunks = m.split.last_chunks = rr::kAllPoints; }},
+    {"fused", "the fused kernel's roundings (fused_bwd.cuh)", [](rr::Model& m) { m.fused = true; }},
+    {"fused-fp32-h0", "the fused kernel's roundings and the fp32 repair of short chunks (its path)",
+     [](rr::Model& m) {
+       m.fused = true;
+       m.split.short_chunks = rr::kAllPoints & ~rr::kStates;
+       m.split.short_first_chunks = rr::kStates;
+       m.split.to_fp32 = true;
+     }},
 };
 
 }  // namespace

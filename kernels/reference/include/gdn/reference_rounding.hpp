@@ -18,6 +18,10 @@
 //                     output, and the local kernel's operand), -diag(e) dW'
 //   local gradients:  W', T diag(beta), V_new, dPm, dT = dAg diag(beta), X = T^T dT, Z
 //   outputs:          dq, dk in the input dtype (after the sum over a GVA group)
+// The fused kernel (fused_bwd.cuh, Model::fused) rounds at the same points but for: P^T with
+// scale in it (no dVin rounding: dV_new = diag(f) K dS' + P^T dO summed in fp32), Xq's operand
+// scale diag(e) Q (kQe; no E, no Xq rounding: Xq accumulates into fp32 dS), G3 from
+// -diag(e) dW' (kEdw), G2 from diag(f) V_new (kFVnew), and <S, dS'> from S16 and the fp32 dS'.
 // A "split" point keeps, in the chunks a SplitWhere selects, the value's high part and the
 // 16-bit rounding of its residual (hi + lo): what a kernel pays two extra products for; or,
 // with SplitWhere::to_fp32, the value rounded to fp32 (a product on CUDA cores in fp32).
@@ -53,7 +57,9 @@ enum Point : uint32_t {
   kX = 1u << 17,
   kZ = 1u << 18,
   kOutputs = 1u << 19,     // dq, dk stored in the input dtype
-  kAllPoints = (1u << 20) - 1,
+  kQe = 1u << 20,          // scale diag(e) Q, the fused kernel's A operand of Xq
+  kFVnew = 1u << 21,       // diag(f) V_new, the fused kernel's A operand of G2
+  kAllPoints = (1u << 22) - 1,
 };
 
 // The points' names, in bit order ("T16", "S16", ...); point_name(kDvin) == "dVin".
@@ -91,6 +97,9 @@ struct Model {
   // The chain's dS' in a sequence's last chunk is the caller's fp32 dht (for K dS' and, in the
   // local kernel, V_new dS'^T), not dstate16.
   bool exact_dht_last = false;
+  // The fused kernel's path (see the header) instead of the reverse chain's and the local
+  // kernel's; split_dag_short and exact_sdot_at_ends do not apply to it.
+  bool fused = false;
 };
 
 // The chunked backward under the model; outputs as oracle_backward's (dq, dk summed over the
