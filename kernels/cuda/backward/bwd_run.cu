@@ -4,6 +4,7 @@
 #include "bwd_chain_launch.cuh"
 #include "bwd_run.cuh"
 #include "chain_inputs.cuh"
+#include "fused_bwd.cuh"
 #include "gdn/launch_plan.hpp"
 #include "forward/kernels.cuh"
 #include "forward/tensor_maps.cuh"
@@ -61,9 +62,11 @@ BwdWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig
   w.transfer = segments.take<float>(w.max_segs * d.Hv * kK * 2 * kV);
   w.starts = segments.take<float>(w.max_segs * d.Hv * kK * kV);
   if (cp > 0) c = segments;  // the chain reads them too
+  // dS' per chunk: the chain's output for the local kernel, and the short-chunk repair's
+  // scratch (every config). The fused kernel keeps dV_new on chip.
   w.dstate16 = c.take<uint16_t>(chunk_heads * kK * kV);
-  w.dvnew16 = c.take<uint16_t>(d.Ttot * d.Hv * kV);
-  if (config.roles != WarpRoles::ColumnWarps) {  // the wgmma chain forms them in shared memory
+  if (config.roles != WarpRoles::ProducerConsumer) w.dvnew16 = c.take<uint16_t>(d.Ttot * d.Hv * kV);
+  if (config.roles == WarpRoles::Cooperative) {  // the wgmma chain forms them in shared memory
     w.dvin16 = c.take<uint16_t>(d.Ttot * d.Hv * kV);
     w.xq16 = c.take<uint16_t>(chunk_heads * kK * kV);
   }
@@ -79,6 +82,32 @@ BwdWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig
 // The recompute runs the column-warp loop at 64 columns (two CTAs per SM), whatever the chain's
 // V-block: it is the forward's fastest layout at every anchor shape.
 constexpr int kRecomputeBlockV = 64;
+
+// The short-chunk repair's block: the caller's tensors, the tables, the recomputed states and
+// dstate16 as its scratch.
+ShortChunkParams short_chunk_params(const Dims& d, const gdn_bwd_args& a, const BwdWorkspace& w) {
+  ShortChunkParams sp{};
+  sp.d = d;
+  sp.chunk_first = w.chunk_first;
+  sp.table = w.table;
+  sp.gcum = w.gcum;
+  sp.states16 = w.states16;
+  sp.h0 = a.h0;
+  sp.dht = a.dht;
+  sp.q = a.q;
+  sp.k = a.k;
+  sp.v = a.v;
+  sp.d_o = a.d_o;
+  sp.beta = a.beta;
+  sp.dq = a.dq;
+  sp.dk = a.dk;
+  sp.dv = a.dv;
+  sp.dg = a.dg;
+  sp.dbeta = a.dbeta;
+  sp.dh0 = a.dh0;
+  sp.dstate16 = w.dstate16;
+  return sp;
+}
 
 }  // namespace
 
@@ -166,8 +195,12 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
         fp, static_cast<unsigned>(rcp > 0 ? rcp_segs : d.num_seqs), s);
 
   // 2. The reverse chain: dS' per chunk, dV_new, dv, dh0. The cooperative chain's inputs come
-  //    from a launch before it; the wgmma chain forms them itself.
-  const bool wg_chain = c.roles == WarpRoles::ColumnWarps;
+  //    from a launch before it; the wgmma chain forms them itself. The fused kernel runs the
+  //    chain and the local gradients in one launch (its CP pass 1 is the wgmma chain's).
+  const bool fused_kernel = c.roles == WarpRoles::ProducerConsumer;
+  const bool wg_chain = c.roles == WarpRoles::ColumnWarps || fused_kernel;
+  const WarpRoles chain_roles = fused_kernel ? WarpRoles::ColumnWarps : c.roles;
+  const int chain_bv = fused_kernel ? kChainWgBV : c.block_v;
   if (!wg_chain) {
     ChainInputsParams ip{};
     ip.d = d;
@@ -211,13 +244,15 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   // those SMs, each unit waiting for its chunk's counts (ChainParams::ready), and takes the
   // others as chain CTAs finish.
   const int64_t chain_ctas = d.num_seqs * d.Hv * int64_t(kV / std::max(c.block_v, 1));
-  const bool local_beside = cp == 0 && wg_chain && d.max_chunks > 0 && chain_ctas < sms;
+  const bool local_beside =
+      cp == 0 && c.roles == WarpRoles::ColumnWarps && d.max_chunks > 0 && chain_ctas < sms;
   if (local_beside && err == cudaSuccess) {
     err = cudaMemsetAsync(w.ready, 0, w.ready_bytes, s);
     cp_params.ready = w.ready;
   }
   if (cp == 0) {
-    if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.roles, c.block_v, d.num_seqs, s);
+    if (!fused_kernel && err == cudaSuccess)
+      err = launch_dstate_chain(cp_params, c.roles, c.block_v, d.num_seqs, s);
   } else {
     // Exact CP, mirrored: pass 1 per segment, the fix-up over the segments in reverse order,
     // then every segment from its end-state gradient (bwd_params.cuh). The recompute ran in
@@ -229,12 +264,42 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     cp_params.starts = w.starts;
     cp_params.transition = true;
     if (err == cudaSuccess)
-      err = launch_dstate_chain(cp_params, c.roles, c.block_v, w.max_segs, s);
+      err = launch_dstate_chain(cp_params, chain_roles, chain_bv, w.max_segs, s);
     if (err == cudaSuccess)
       err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, plan.fixup_cols,
                                    fused::TransferM::ForwardTransposed, s);
     cp_params.transition = false;
-    if (err == cudaSuccess) err = launch_dstate_chain(cp_params, c.roles, c.block_v, w.max_segs, s);
+    if (!fused_kernel && err == cudaSuccess)
+      err = launch_dstate_chain(cp_params, c.roles, c.block_v, w.max_segs, s);
+  }
+
+  if (fused_kernel) {
+    // 2'. The fused kernel per (sequence or segment, v-head): the chain's outputs pass and the
+    //     local gradients; dq, dk per value head unless one value head serves each q/k head.
+    FusedBwdParams fb{};
+    fb.c = cp_params;
+    fb.tmap_v = fp.tmap_v;
+    fb.dq = a.dq;
+    fb.dk = a.dk;
+    fb.dq_h = w.dq_h;
+    fb.dk_h = w.dk_h;
+    fb.dg = a.dg;
+    fb.dbeta = a.dbeta;
+    if (err == cudaSuccess && d.Ttot > 0)
+      err = fused::encode_rows16_map(&fb.tmap_s, w.states16, d.max_chunks * d.Hv * kV, kK, kV, d.in_bf16);
+    if (err == cudaSuccess && d.Ttot > 0)
+      err = launch_fused_bwd(fb, cp > 0 ? w.max_segs : d.num_seqs, s);
+    if (d.group > 1) {
+      staged::BwdParams sum{};
+      sum.f.d = d;
+      sum.dq_h = w.dq_h;
+      sum.dk_h = w.dk_h;
+      sum.dq = a.dq;
+      sum.dk = a.dk;
+      if (err == cudaSuccess) err = staged::launch_group_sum(sum, s);
+    }
+    if (err == cudaSuccess) err = launch_short_chunk_repair(short_chunk_params(d, a, w), s);
+    return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
   }
 
   // 3. Local gradients per (chunk, group of the plan's local_heads value heads).
@@ -285,27 +350,7 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
 
   // 5. A sequence's short last chunk again in fp32, from the caller's dht (and h0), over the
   //    16-bit outputs there (short_chunk.cuh).
-  ShortChunkParams sp{};
-  sp.d = d;
-  sp.chunk_first = w.chunk_first;
-  sp.table = w.table;
-  sp.gcum = w.gcum;
-  sp.states16 = w.states16;
-  sp.h0 = a.h0;
-  sp.dht = a.dht;
-  sp.q = a.q;
-  sp.k = a.k;
-  sp.v = a.v;
-  sp.d_o = a.d_o;
-  sp.beta = a.beta;
-  sp.dq = a.dq;
-  sp.dk = a.dk;
-  sp.dv = a.dv;
-  sp.dg = a.dg;
-  sp.dbeta = a.dbeta;
-  sp.dh0 = a.dh0;
-  sp.dstate16 = w.dstate16;
-  if (err == cudaSuccess) err = launch_short_chunk_repair(sp, s);
+  if (err == cudaSuccess) err = launch_short_chunk_repair(short_chunk_params(d, a, w), s);
   return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
 }
 

@@ -22,21 +22,30 @@ class BackwardVariant final : public Variant {
 
   std::string describe() const override {
     std::ostringstream s;
+    const bool cp = config_.cp_segment_chunks > 0;
     s << "chunked backward: prepare (gamma, T, e, f), forward recompute of the chunk start "
          "states (column-warp fused loop, 64-column V-blocks"
-      << (config_.cp_segment_chunks
-              ? ", exact CP in segments of " + std::to_string(config_.cp_segment_chunks) + " chunks"
-              : std::string(", exact CP in the launch plan's recompute_cp_chunks segments"))
-      << "), the chain's dS-independent inputs per (chunk, v-head), reverse dS chain per ("
-      << (config_.cp_segment_chunks ? "CP segment" : "sequence") << ", v-head, "
-      << config_.block_v
-      << "-column V-block) with dS in registers ("
-      << (config_.roles == WarpRoles::ColumnWarps ? "a wgmma warpgroup, TMA producer warp"
-                                                 : "4 warps, mma.sync")
-      << (config_.cp_segment_chunks ? "; exact CP: transfer pass, fix-up, main pass" : "")
-      << "), local gradients per (chunk, the launch plan's local_heads value heads of one q/k "
-         "head) on the tensor cores (8 warps), dq and dk summed over the heads in a fixed order";
-    s << describe_resources("reverse chain", resources());
+      << (cp ? ", exact CP in segments of " + std::to_string(config_.cp_segment_chunks) + " chunks"
+             : std::string(", exact CP in the launch plan's recompute_cp_chunks segments"))
+      << "), ";
+    if (config_.roles == WarpRoles::ProducerConsumer) {
+      s << "one fused kernel per (" << (cp ? "CP segment" : "sequence")
+        << ", v-head) with dS in registers: the reverse chain and every local gradient on chip "
+           "(state, chain and local warpgroups, TMA producer warp, wgmma)"
+        << (cp ? "; exact CP: the column-warp chain's transfer pass, fix-up" : "")
+        << "; dq and dk summed over the group's value heads in a fixed order";
+    } else {
+      s << "the chain's dS-independent inputs per (chunk, v-head), reverse dS chain per ("
+        << (cp ? "CP segment" : "sequence") << ", v-head, " << config_.block_v
+        << "-column V-block) with dS in registers ("
+        << (config_.roles == WarpRoles::ColumnWarps ? "a wgmma warpgroup, TMA producer warp"
+                                                   : "4 warps, mma.sync")
+        << (cp ? "; exact CP: transfer pass, fix-up, main pass" : "")
+        << "), local gradients per (chunk, the launch plan's local_heads value heads of one q/k "
+           "head) on the tensor cores (8 warps), dq and dk summed over the heads in a fixed order";
+    }
+    s << describe_resources(config_.roles == WarpRoles::ProducerConsumer ? "fused kernel" : "reverse chain",
+                            resources());
     return s.str();
   }
 
@@ -44,13 +53,15 @@ class BackwardVariant final : public Variant {
     const Implementable built = backward_config_built(config_);
     if (!built.ok) return built;
     const Implementable support = check_problem_support(p, "chunked backward");
-    if (!support.ok || config_.roles != WarpRoles::ColumnWarps) return support;
-    // The wgmma chain's TMA loads address the T workspace by a signed 32-bit row,
-    // chunk x Hv x 64 (dstate_chain_wg.cuh).
+    if (!support.ok || config_.roles == WarpRoles::Cooperative) return support;
+    // The wgmma chain's TMA loads address the T workspace by a signed 32-bit row, chunk x Hv x
+    // 64 (dstate_chain_wg.cuh); the fused kernel's, the recomputed states by chunk x Hv x 128.
     const staged::Dims d = staged::make_dims(p);
-    if (d.max_chunks * int64_t(d.Hv) * 64 > int64_t(INT32_MAX))
-      return {false, "chunked backward (wgmma chain): chunks x h_v x 64 = " +
-                         std::to_string(d.max_chunks * int64_t(d.Hv) * 64) +
+    const int rows = config_.roles == WarpRoles::ProducerConsumer ? 128 : 64;
+    if (d.max_chunks * int64_t(d.Hv) * rows > int64_t(INT32_MAX))
+      return {false, std::string("chunked backward (") +
+                         (rows == 128 ? "fused kernel" : "wgmma chain") + "): chunks x h_v x " +
+                         std::to_string(rows) + " = " + std::to_string(d.max_chunks * int64_t(d.Hv) * rows) +
                          " exceeds the TMA row range 2^31 - 1; use a cooperative-roles variant"};
     return support;
   }
@@ -89,19 +100,27 @@ Implementable backward_config_built(const KernelConfig& c) {
   const ConfigCheck check = check_config(c);
   if (!check.ok) return {false, check.reason};
   if (c.family != Family::Fused) return {false, "family: the chunked backward is fused"};
-  if (c.stages != 2 ||
-      (c.roles != WarpRoles::Cooperative && c.roles != WarpRoles::ColumnWarps))
-    return {false, "roles, stages: the chunked backward's reverse chain runs cooperative warps "
-                   "(mma.sync) or a wgmma warpgroup fed by a TMA producer warp (column-warp roles), over a "
-                   "2-stage ring"};
-  const bool wg = c.roles == WarpRoles::ColumnWarps;
+  if (c.stages != 2)
+    return {false, "stages: the chunked backward's kernels run a 2-stage ring (or, fused, a "
+                   "single buffer), not " + std::to_string(c.stages)};
   bool width = false;
-  for (int bv : kChainBlockV) width = width || (!wg && bv == c.block_v);
-  for (int bv : kChainWgBlockV) width = width || (wg && bv == c.block_v);
+  const char* compiled = "";
+  switch (c.roles) {
+    case WarpRoles::Cooperative:
+      for (int bv : kChainBlockV) width = width || bv == c.block_v;
+      compiled = "16 and 32 columns with cooperative roles (the mma.sync chain)";
+      break;
+    case WarpRoles::ColumnWarps:
+      for (int bv : kChainWgBlockV) width = width || bv == c.block_v;
+      compiled = "64 columns with column-warp roles (the wgmma chain)";
+      break;
+    case WarpRoles::ProducerConsumer:
+      width = c.block_v == kFusedBV;
+      compiled = "128 columns with producer-consumer roles (the fused kernel)";
+      break;
+  }
   if (!width)
-    return {false, std::string("block_v: the chunked backward's reverse chain is compiled for ") +
-                       (wg ? "64 columns with column-warp roles"
-                           : "16 and 32 columns with cooperative roles") +
+    return {false, std::string("block_v: the chunked backward is compiled for ") + compiled +
                        ", not " + std::to_string(c.block_v)};
   return {true, ""};
 }

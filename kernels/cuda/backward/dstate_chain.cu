@@ -1,9 +1,11 @@
 // Launches of the reverse state-gradient chain: 4 warps on mma.sync (dstate_chain.cuh,
 // cooperative roles, 16 or 32 columns) or a warpgroup on wgmma fed by a TMA producer warp
-// (dstate_chain_wg.cuh, column-warp roles, 64 columns).
+// (dstate_chain_wg.cuh, column-warp roles, 64 columns); and the chain kernels' symbols, shared
+// memory and threads per role (producer-consumer roles: the fused kernel, fused_bwd.cuh).
 #include "bwd_chain_launch.cuh"
 #include "dstate_chain.cuh"
 #include "dstate_chain_wg.cuh"
+#include "fused_bwd.cuh"
 
 namespace gdn::bwd {
 namespace {
@@ -63,6 +65,7 @@ cudaError_t launch_dstate_chain(const ChainParams& p, WarpRoles roles, int block
 }
 
 const void* chain_symbol(WarpRoles roles, int block_v, bool bf16) {
+  if (roles == WarpRoles::ProducerConsumer) return block_v == kFusedBV ? fused_bwd_symbol(bf16) : nullptr;
   if (roles == WarpRoles::ColumnWarps)
     return block_v != kChainWgBV ? nullptr
            : bf16              ? reinterpret_cast<const void*>(dstate_chain_wg_kernel<__nv_bfloat16, false>)
@@ -79,6 +82,7 @@ const void* chain_symbol(WarpRoles roles, int block_v, bool bf16) {
 }
 
 size_t chain_smem_bytes(WarpRoles roles, int block_v) {
+  if (roles == WarpRoles::ProducerConsumer) return block_v == kFusedBV ? fused_bwd_smem_bytes() : 0;
   if (roles == WarpRoles::ColumnWarps) return block_v == kChainWgBV ? ChainWgSmem::bytes() : 0;
   switch (block_v) {
     case 16: return ChainSmem<16>::bytes();
@@ -88,7 +92,11 @@ size_t chain_smem_bytes(WarpRoles roles, int block_v) {
 }
 
 int chain_threads(WarpRoles roles) {
-  return roles == WarpRoles::ColumnWarps ? kChainWgThreads : kChainThreads;
+  switch (roles) {
+    case WarpRoles::ColumnWarps: return kChainWgThreads;
+    case WarpRoles::ProducerConsumer: return kFusedThreads;
+    default: return kChainThreads;
+  }
 }
 
 }  // namespace gdn::bwd

@@ -352,7 +352,10 @@ bool plan_field_applies(const KernelConfig& c, const PlanField& field) {
   const bool chunked_backward = c.pass == Pass::Backward && c.family == Family::Fused;
   // The chunked backward without CP has a fix-up where its recompute runs CP.
   if (field.member == &gdn_launch_options::fixup_cols) return c.family == Family::Fused && (cp || chunked_backward);
-  if (field.member == &gdn_launch_options::local_heads) return chunked_backward;
+  // The fused kernel (producer-consumer roles) has no local-gradient kernel: one value head
+  // per CTA, dq and dk summed over the group afterwards.
+  if (field.member == &gdn_launch_options::local_heads)
+    return chunked_backward && c.roles != WarpRoles::ProducerConsumer;
   if (field.member == &gdn_launch_options::recompute_cp_chunks) return chunked_backward && !cp;
   return false;
 }

@@ -84,8 +84,8 @@ const Registry& build_registry() {
 
 // Values of each KernelConfig field the generator enumerates (variant_config.hpp's ranges).
 // The backward space: the staged family's V-blocks and the chunked (fused) family's V-blocks,
-// CP segments and chain roles (cooperative mma.sync or column-warp wgmma; 2 stages: the only
-// ring it has).
+// CP segments and roles (cooperative mma.sync chain, column-warp wgmma chain, or the
+// producer-consumer fused kernel; 2 stages).
 constexpr Family kFamilies[] = {Family::Staged, Family::Fused};
 constexpr int kBlockV[] = {32, 64, 128};
 constexpr int kStages[] = {2, 3};
@@ -108,7 +108,7 @@ std::vector<KernelConfig> enumerate_space() {
                                          .cp_segment_chunks = cp});
   for (int bv : kBlockV)
     space.push_back(KernelConfig{.pass = Pass::Backward, .family = Family::Staged, .block_v = bv});
-  for (WarpRoles ro : {WarpRoles::Cooperative, WarpRoles::ColumnWarps})
+  for (WarpRoles ro : {WarpRoles::Cooperative, WarpRoles::ColumnWarps, WarpRoles::ProducerConsumer})
     for (int bv : {16, 32, 64, 128})
       for (int cp : kCpSegmentChunks)
         space.push_back(KernelConfig{.pass = Pass::Backward,

@@ -126,6 +126,7 @@ TEST_F(Backward, LocalHeadWalksMatchOracleAndOneHeadPerCta) {
     const DeviceCase dc(c, i % 2 == 0);
     const int group = c.shape.Hv / c.shape.Hk;
     for (const Variant* v : variants_) {
+      if (!plan_field_applies(v->config(), *find_plan_field("local_heads"))) continue;  // no walk
       gdn_launch_options one;
       gdn_launch_options_init(&one);
       one.local_heads = 1;

@@ -275,6 +275,12 @@ TEST(LaunchPlan, LocalHeadsWalkTheGroupWhileTheCtasFillFourWaves) {
   EXPECT_EQ(plan_backward(c, PlanShape{1, 512, 32, 16}, h200, &one).local_heads, 1);
   EXPECT_TRUE(plan_field_applies(c, *find_plan_field("local_heads")));
   EXPECT_FALSE(plan_field_applies(column_warps(64, 0), *find_plan_field("local_heads")));
+  // The fused kernel has no local-gradient kernel to walk heads in.
+  KernelConfig fused = c;
+  fused.roles = WarpRoles::ProducerConsumer;
+  fused.block_v = 128;
+  EXPECT_FALSE(plan_field_applies(fused, *find_plan_field("local_heads")));
+  EXPECT_TRUE(plan_field_applies(fused, *find_plan_field("recompute_cp_chunks")));
 }
 
 // The forward recompute of the chunked backward: the config's CP segments when it has CP; else

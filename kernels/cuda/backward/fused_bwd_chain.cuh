@@ -1,0 +1,193 @@
+// The chain warpgroup of the fused backward (fused_bwd.cuh): per chunk the two middle products
+// of the reverse chain (dVn, then dW' and Edw), then dk, then (warp 0) the chunk's dg and
+// dbeta. Warp w holds chunk rows 16 w + g and + 8 of every 64-row product.
+#pragma once
+
+#include "common/chunk_math.cuh"
+#include "fused_bwd.cuh"
+#include "wg_fragments.cuh"
+
+namespace gdn::bwd {
+
+// Chain warp 0: dg (the reverse chunk-local cumsum of dgamma plus the exclusive prefix of the
+// f terms, as local_grads.cuh) and dbeta of the chunk's rows from the warpgroups' sums.
+__device__ __forceinline__ void store_gate_gradients(const FusedBwdParams& p, FusedSums& s,
+                                                     const ChunkInfo& ci, int h, int lane) {
+  const Dims& d = p.c.d;
+  const float sdot = ((s.sdot[0] + s.sdot[1]) + s.sdot[2]) + s.sdot[3];
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int r = lane + 32 * half;
+    float mg = 0.f;  // rows - columns of dPm o Q K^T, then of Z o K K^T
+#pragma unroll
+    for (int part = 0; part < 2; ++part) {
+      const float(&cols)[4][kC] = s.mg_cols[part];
+      mg += s.mg_rows[part][r] - (((cols[0][r] + cols[1][r]) + cols[2][r]) + cols[3][r]);
+    }
+    float dgam = mg + s.qs[r] + s.ksw[r];
+    if (r == kC - 1) dgam += sdot;  // gamma_last scales the carried state
+    s.dgam[r] = dgam;
+    s.dbeta[r] =
+        (((s.db_cols[0][r] + s.db_cols[1][r]) + s.db_cols[2][r]) + s.db_cols[3][r]) + s.db_rows[r];
+    s.fsum[r] = r > 0 ? s.kds[r - 1] : 0.f;
+  }
+  __syncwarp();
+  staged::chunk_reverse_cumsum_warp(s.dgam, s.dgam, lane);
+  staged::chunk_cumsum_warp(s.fsum, s.fsum, lane);
+  __syncwarp();
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int r = lane + 32 * half;
+    if (r < ci.len) {
+      const int64_t gi = (ci.tok_begin + r) * d.Hv + h;
+      p.dg[gi] = s.dgam[r] + s.fsum[r];
+      staged::store_beta(p.dbeta, gi, s.dbeta[r], d);
+    }
+  }
+}
+
+// Row sums of K o acc over a 64 x 128 result, this thread's rows (quad-reduced).
+template <class Elem>
+__device__ __forceinline__ float2 k_row_dot(const Tile& sK, const float (&acc)[2][8][4], int rm) {
+  const float2 a = row_dot_parts<8, Elem>(acc[0], sK, rm, 0);
+  const float2 b = row_dot_parts<8, Elem>(acc[1], sK, rm, 64);
+  return make_float2(quad_sum(a.x + b.x), quad_sum(a.y + b.y));
+}
+
+template <class Elem>
+__device__ __forceinline__ void fused_chain_wg(const FusedBwdParams& p, const FusedSmem& sm) {
+  const int tid = threadIdx.x % 128;
+  ChainItem ch;  // formed here, not kept from the kernel's entry: registers past setmaxnreg
+  chain_item(p.c, kV, ch);
+  using Ops = fused::ElemOps<Elem>;
+  const Dims& d = p.c.d;
+  const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int rm = 16 * warp, ra = rm + g, rb = ra + 8;
+  const int h = ch.h, hk = h / d.group;
+  const bool whole_group = d.group == 1;
+  const Tile sS = sm.s(), sDS = sm.ds(), sQ = sm.q(), sK = sm.k(), sDO = sm.d_o(), sVN = sm.vn(),
+             sDVN = sm.dvn(), sEdw = sm.edw(), sT = sm.t(), sP = sm.p(), sDPM = sm.dpm(),
+             sDTZ = sm.dtz();
+  const int64_t first = ch.seg.chunk_begin, last = ch.seg.chunk_end;
+
+  for (int64_t c = last - 1; c >= first; --c) {
+    const int it = static_cast<int>(last - 1 - c);
+    const ChunkInfo ci = p.c.table[c];
+    fused::mbarrier_wait_parity(sm.full(), static_cast<uint32_t>(it % 2));
+    if (ci.len < kC) fused::named_sync(kBarInputs, 384);
+    const float fa = sm.f()[ra], fb = sm.f()[rb], ea = sm.e()[ra], eb = sm.e()[rb];
+    const float ba = sm.beta()[ra], bb = sm.beta()[rb];  // 0 past the chunk's end
+
+    // 1. dVn = diag(f) K dS' + P^T dO (A = P^T: the P tile, rows = depth).
+    fused::named_sync(kBarDs, 256);
+    fused::named_sync(kBarP, 256);
+    float Y[2][8][4];
+#pragma unroll
+    for (int nh = 0; nh < 2; ++nh) wg_issue<8, kK, Elem, false, false, true>(Y[nh], sK, sDS, 64 * nh);
+    wg_wait<0>(Y[0]);
+    fused::fence_accumulators(Y[1]);
+#pragma unroll
+    for (int nh = 0; nh < 2; ++nh)
+#pragma unroll
+      for (int nj = 0; nj < 8; ++nj) {
+        Y[nh][nj][0] *= fa, Y[nh][nj][1] *= fa, Y[nh][nj][2] *= fb, Y[nh][nj][3] *= fb;
+      }
+    fused::fence_accumulators(Y[0]);  // the scaling stays above the next products' fence
+    fused::fence_accumulators(Y[1]);
+#pragma unroll
+    for (int nh = 0; nh < 2; ++nh) wg_issue<8, kC, Elem, true, false>(Y[nh], sP, sDO, 64 * nh);
+    wg_wait<0>(Y[0]);
+    fused::fence_accumulators(Y[1]);
+#pragma unroll
+    for (int nh = 0; nh < 2; ++nh) store16<8, Elem>(sDVN, Y[nh], rm, 64 * nh);
+    fused::fence_proxy_async_shared();
+    fused::named_arrive(kBarDvn, 256);
+    fused::named_sync(kBarChainWg, 128);  // W reads all of dVn
+
+    // 2. W = T^T dVn (A = T^T: T's tile, rows = depth); dW' = diag(beta) W -> dv;
+    //    Edw = -diag(e) dW' -> its tile.
+    float W[2][8][4];
+#pragma unroll
+    for (int nh = 0; nh < 2; ++nh) wg_issue<8, kC, Elem, true, false, true>(W[nh], sT, sDVN, 64 * nh);
+    wg_wait<0>(W[0]);
+    fused::fence_accumulators(W[1]);
+    {
+      const int64_t row_a = ((ci.tok_begin + ra) * d.Hv + h) * kV, row_b = row_a + int64_t(8) * d.Hv * kV;
+      Elem* const dv = static_cast<Elem*>(p.c.dv);
+#pragma unroll
+      for (int nh = 0; nh < 2; ++nh)
+#pragma unroll
+        for (int nj = 0; nj < 8; ++nj) {
+          const int col = 64 * nh + 8 * nj + 2 * t;
+          const float w0 = ba * W[nh][nj][0], w1 = ba * W[nh][nj][1];
+          const float w2 = bb * W[nh][nj][2], w3 = bb * W[nh][nj][3];
+          if (ra < ci.len) *reinterpret_cast<uint32_t*>(dv + row_a + col) = Ops::pack(w0, w1);
+          if (rb < ci.len) *reinterpret_cast<uint32_t*>(dv + row_b + col) = Ops::pack(w2, w3);
+          sEdw.pair(ra, col) = Ops::pack(-ea * w0, -ea * w1);
+          sEdw.pair(rb, col) = Ops::pack(-eb * w2, -eb * w3);
+        }
+    }
+    fused::fence_proxy_async_shared();
+    fused::named_arrive(kBarEdw, 256);
+
+    // 3. dk. (diag(f) V_new) dS'^T first (A from registers: V_new's rows scaled by f), then
+    //    Edw S^T: the rows of K o dk after each give the f and e terms of dgamma.
+    fused::named_sync(kBarVn, 256);  // (also: every chain thread's Edw is in its tile)
+    float dk[2][8][4];
+    {
+      uint32_t va[8][4];
+#pragma unroll
+      for (int kk = 0; kk < 8; ++kk) {
+        fused::load_a(va[kk], sVN, rm, 16 * kk);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {  // a0, a2: row g; a1, a3: row g + 8
+          const float s = (i & 1) ? fb : fa;
+          const float2 x = Ops::unpack(va[kk][i]);
+          va[kk][i] = Ops::pack(s * x.x, s * x.y);
+        }
+      }
+      fused::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+        for (int nh = 0; nh < 2; ++nh)
+          fused::wgmma_m64n64k16<Elem, false>(dk[nh], va[kk], sDS.desc_nk(64 * nh, 16 * kk), kk > 0);
+      fused::wgmma_commit();
+      wg_wait<0>(dk[0]);
+      fused::fence_accumulators(dk[1]);
+    }
+    const float2 t1 = k_row_dot<Elem>(sK, dk, rm);
+#pragma unroll
+    for (int nh = 0; nh < 2; ++nh) wg_issue<8, kV, Elem, false, false>(dk[nh], sEdw, sS, 64 * nh);
+    wg_wait<0>(dk[0]);
+    fused::fence_accumulators(dk[1]);
+    const float2 t2 = k_row_dot<Elem>(sK, dk, rm);
+    FusedSums& sums = sm.sums(it % 2);
+    if (t == 0) {
+      sums.kds[ra] = t1.x, sums.kds[rb] = t1.y;
+      sums.ksw[ra] = t2.x - t1.x, sums.ksw[rb] = t2.y - t1.y;
+    }
+    // dPm^T Q (A = dPm^T: its tile, rows = depth), Z K and Z^T K.
+    fused::named_sync(kBarDpm, 256);
+#pragma unroll
+    for (int nh = 0; nh < 2; ++nh) wg_issue<8, kC, Elem, true, false>(dk[nh], sDPM, sQ, 64 * nh);
+    fused::named_sync(kBarZ, 256);
+#pragma unroll
+    for (int nh = 0; nh < 2; ++nh) {
+      wg_issue<8, kC, Elem, false, false>(dk[nh], sDTZ, sK, 64 * nh);
+      wg_issue<8, kC, Elem, true, false>(dk[nh], sDTZ, sK, 64 * nh);
+    }
+    wg_wait<0>(dk[0]);
+    fused::fence_accumulators(dk[1]);
+    fused::named_sync(kBarSdot, 256);  // before the release: the state's next arrival waits for it
+    __syncwarp();
+    if (lane == 0) fused::mbarrier_arrive(sm.empty());  // this warp has read the chunk's inputs
+
+    store_rows<Elem>(whole_group ? p.dk : static_cast<void*>(p.dk_h), whole_group,
+                     whole_group ? d.Hk : d.Hv, whole_group ? hk : h, ci, dk, rm);
+    fused::named_sync(kBarChainWg, 128);  // every row's kds and ksw written
+    if (warp == 0) store_gate_gradients(p, sums, ci, h, lane);
+  }
+}
+
+}  // namespace gdn::bwd
