@@ -2,6 +2,7 @@
 // the H200's SM limits and the fused chunk loop's real shared-memory sizes.
 #include <gtest/gtest.h>
 
+#include "backward/fused_bwd.cuh"
 #include "forward/params.cuh"
 #include "registry/kernel_resources.hpp"
 
@@ -38,6 +39,29 @@ TEST(ResidentCtas, FusedChunkLoopLayouts) {
             1);
   EXPECT_EQ(gdn::resident_ctas_per_sm(kHopper, 249, static_cast<int>(FusedSmem<64>::bytes(2)), 128),
             1);
+}
+
+// The fused backward kernel: one CTA of 512 threads per SM, its 128 registers per thread at
+// launch (the roles' setmaxnreg counts add up to the register file), its shared memory under
+// the per-CTA limit, and the tiles the producer's copies fill adding up to its transaction
+// bytes.
+TEST(ResidentCtas, FusedBackwardKernelLayout) {
+  using gdn::bwd::FusedSmem;
+  const int smem = static_cast<int>(FusedSmem::bytes());
+  EXPECT_LE(smem, 227 * 1024) << "over the per-CTA opt-in limit";
+  EXPECT_EQ(gdn::resident_ctas_per_sm(kHopper, 128, smem, gdn::bwd::kFusedThreads), 1);
+  EXPECT_EQ(FusedSmem::kTx, 4 * FusedSmem::kRowsBytes + FusedSmem::kSquareBytes +
+                                FusedSmem::kStateBytes + FusedSmem::kGateBytes);
+  // Every tile on a 1024-byte boundary (wgmma's 128-byte swizzle atoms), none overlapping.
+  const size_t tiles[] = {FusedSmem::kS,  FusedSmem::kDs,  FusedSmem::kQ,   FusedSmem::kKt,
+                          FusedSmem::kVt, FusedSmem::kDo,  FusedSmem::kVn,  FusedSmem::kDvn,
+                          FusedSmem::kEdw, FusedSmem::kT,  FusedSmem::kP,   FusedSmem::kDpm,
+                          FusedSmem::kDtz, FusedSmem::kVec};
+  for (size_t i = 0; i < std::size(tiles); ++i) {
+    EXPECT_EQ(tiles[i] % 1024, 0u) << "tile " << i;
+    if (i > 0) EXPECT_GT(tiles[i], tiles[i - 1]) << "tile " << i;
+  }
+  EXPECT_LT(FusedSmem::kVec + FusedSmem::kGateBytes + 64 * 4, FusedSmem::kSums + 1);
 }
 
 }  // namespace
