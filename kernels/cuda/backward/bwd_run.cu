@@ -83,6 +83,21 @@ BwdWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig
 // V-block: it is the forward's fastest layout at every anchor shape.
 constexpr int kRecomputeBlockV = 64;
 
+// dq, dk summed over each q/k head's partial sums in dq_h, dk_h (fp32, one per heads value
+// heads of its group), in a fixed order, into the caller's outputs.
+cudaError_t launch_dq_dk_group_sum(const Dims& d, int heads, const gdn_bwd_args& a, const BwdWorkspace& w,
+                             cudaStream_t s) {
+  staged::BwdParams sum{};
+  sum.f.d = d;
+  sum.f.d.Hv = d.Hv / heads;
+  sum.f.d.group = d.group / heads;
+  sum.dq_h = w.dq_h;
+  sum.dk_h = w.dk_h;
+  sum.dq = a.dq;
+  sum.dk = a.dk;
+  return staged::launch_group_sum(sum, s);
+}
+
 // The short-chunk repair's block: the caller's tensors, the tables, the recomputed states and
 // dstate16 as its scratch.
 ShortChunkParams short_chunk_params(const Dims& d, const gdn_bwd_args& a, const BwdWorkspace& w) {
@@ -289,15 +304,7 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
       err = fused::encode_rows16_map(&fb.tmap_s, w.states16, d.max_chunks * d.Hv * kV, kK, kV, d.in_bf16);
     if (err == cudaSuccess && d.Ttot > 0)
       err = launch_fused_bwd(fb, cp > 0 ? w.max_segs : d.num_seqs, s);
-    if (d.group > 1) {
-      staged::BwdParams sum{};
-      sum.f.d = d;
-      sum.dq_h = w.dq_h;
-      sum.dk_h = w.dk_h;
-      sum.dq = a.dq;
-      sum.dk = a.dk;
-      if (err == cudaSuccess) err = staged::launch_group_sum(sum, s);
-    }
+    if (d.group > 1 && err == cudaSuccess) err = launch_dq_dk_group_sum(d, 1, a, w, s);
     if (err == cudaSuccess) err = launch_short_chunk_repair(short_chunk_params(d, a, w), s);
     return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
   }
@@ -337,15 +344,7 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   // 4. Unless a CTA walked a whole group: dq, dk summed over each q/k head's partial sums (one
   //    per local_heads value heads), in a fixed order.
   if (plan.local_heads < d.group) {
-    staged::BwdParams sum{};
-    sum.f.d = d;
-    sum.f.d.Hv = d.Hv / plan.local_heads;
-    sum.f.d.group = d.group / plan.local_heads;
-    sum.dq_h = w.dq_h;
-    sum.dk_h = w.dk_h;
-    sum.dq = a.dq;
-    sum.dk = a.dk;
-    if (err == cudaSuccess) err = staged::launch_group_sum(sum, s);
+    if (err == cudaSuccess) err = launch_dq_dk_group_sum(d, plan.local_heads, a, w, s);
   }
 
   // 5. A sequence's short last chunk again in fp32, from the caller's dht (and h0), over the

@@ -3,7 +3,6 @@
 // dbeta. Warp w holds chunk rows 16 w + g and + 8 of every 64-row product.
 #pragma once
 
-#include "common/chunk_math.cuh"
 #include "fused_bwd.cuh"
 #include "wg_fragments.cuh"
 
@@ -31,19 +30,7 @@ __device__ __forceinline__ void store_gate_gradients(const FusedBwdParams& p, Fu
         (((s.db_cols[0][r] + s.db_cols[1][r]) + s.db_cols[2][r]) + s.db_cols[3][r]) + s.db_rows[r];
     s.fsum[r] = r > 0 ? s.kds[r - 1] : 0.f;
   }
-  __syncwarp();
-  staged::chunk_reverse_cumsum_warp(s.dgam, s.dgam, lane);
-  staged::chunk_cumsum_warp(s.fsum, s.fsum, lane);
-  __syncwarp();
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int r = lane + 32 * half;
-    if (r < ci.len) {
-      const int64_t gi = (ci.tok_begin + r) * d.Hv + h;
-      p.dg[gi] = s.dgam[r] + s.fsum[r];
-      staged::store_beta(p.dbeta, gi, s.dbeta[r], d);
-    }
-  }
+  store_dg_dbeta(s.dgam, s.fsum, s.dbeta, ci, h, d, p.dg, p.dbeta, lane);
 }
 
 // Row sums of K o acc over a 64 x 128 result, this thread's rows (quad-reduced).

@@ -54,6 +54,17 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
     // Gam[i][j] for this thread's rows i and column j (every exponential formed, then
     // selected: above the diagonal it may overflow).
     const auto gam_of = [&](int i, int j) { return expf((i == ra ? ga : gb) - gam[j]); };
+    // x = scale x o Gam on and below the diagonal, 0 above (P from Q K^T, dPm from dP).
+    const auto scale_gated_causal = [&](float (&x)[8][4]) {
+#pragma unroll
+      for (int nj = 0; nj < 8; ++nj)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int i = e >= 2 ? rb : ra, j = 8 * nj + 2 * t + (e & 1);
+          const float y = d.scale * x[nj][e] * gam_of(i, j);
+          x[nj][e] = i >= j ? y : 0.f;
+        }
+    };
 
     // 1. P = scale Q K^T o Gam, i >= j -> its tile (the chain's P^T dO). Q K^T is formed again
     //    beside dP for dgamma's fp32 dPm o Q K^T: held, its registers would spill.
@@ -61,14 +72,7 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
       float pm[8][4];
       wg_issue<8, kK, Elem, false, true, true>(pm, sQ, sK, 0);
       wg_wait<0>(pm);
-#pragma unroll
-      for (int nj = 0; nj < 8; ++nj)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int i = e >= 2 ? rb : ra, j = 8 * nj + 2 * t + (e & 1);
-          const float x = d.scale * pm[nj][e] * gam_of(i, j);
-          pm[nj][e] = i >= j ? x : 0.f;
-        }
+      scale_gated_causal(pm);
       store16<8, Elem>(sP, pm, rm, 0);
     }
     fused::fence_proxy_async_shared();
@@ -132,17 +136,13 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
     wg_issue<8, kK, Elem, false, true, true>(qk, sQ, sK, 0);
     wg_wait<0>(dp);
     fused::fence_accumulators(qk);
+    scale_gated_causal(dp);
     {
       FragSums<8> mg;  // stored now: held to Z, its registers would spill
 #pragma unroll
       for (int nj = 0; nj < 8; ++nj)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int i = e >= 2 ? rb : ra, j = 8 * nj + 2 * t + (e & 1);
-          const float x = d.scale * dp[nj][e] * gam_of(i, j);
-          dp[nj][e] = i >= j ? x : 0.f;
-          mg.add(nj, e, dp[nj][e] * qk[nj][e]);
-        }
+        for (int e = 0; e < 4; ++e) mg.add(nj, e, dp[nj][e] * qk[nj][e]);
       FusedSums& sums = sm.sums(it % 2);
       store_row_sums(mg.row, sums.mg_rows[0], rm);
       store_column_sums<8>(mg.col, sums.mg_cols[0][warp], 0);

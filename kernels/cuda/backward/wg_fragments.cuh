@@ -8,6 +8,7 @@
 #include "arch/mma.cuh"
 #include "arch/wgmma.cuh"
 #include "bwd_params.cuh"  // kC
+#include "common/chunk_math.cuh"
 
 namespace gdn::bwd {
 
@@ -192,6 +193,28 @@ __device__ __forceinline__ void store_rows(void* dst, bool to_elem, int heads, i
         else
           *reinterpret_cast<float2*>(static_cast<float*>(dst) + row + col) = make_float2(x0, x1);
       }
+  }
+}
+
+// A chunk's dg and dbeta from its per-row sums, by one warp (two rows a lane): dg = the reverse
+// chunk-local cumsum of dgam plus the cumsum of fsum (the f terms' exclusive prefix: the caller
+// stores row r's term at r + 1), each row below the chunk's length into [Ttot, Hv] at v-head h.
+// dgam and fsum are scanned in place.
+__device__ __forceinline__ void store_dg_dbeta(float* dgam, float* fsum, const float* dbeta,
+                                               const ChunkInfo& ci, int h, const Dims& d, float* dg,
+                                               void* dbeta_out, int lane) {
+  __syncwarp();
+  staged::chunk_reverse_cumsum_warp(dgam, dgam, lane);
+  staged::chunk_cumsum_warp(fsum, fsum, lane);
+  __syncwarp();
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int r = lane + 32 * half;
+    if (r < ci.len) {
+      const int64_t gi = (ci.tok_begin + r) * d.Hv + h;
+      dg[gi] = dgam[r] + fsum[r];
+      staged::store_beta(dbeta_out, gi, dbeta[r], d);
+    }
   }
 }
 
