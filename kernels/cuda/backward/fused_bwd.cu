@@ -51,7 +51,8 @@ __device__ __forceinline__ int cta_thread() {
 }
 
 template <class Elem>
-__global__ void __launch_bounds__(kFusedThreads, 1) fused_bwd_kernel(const __grid_constant__ FusedBwdParams p) {
+__global__ void __launch_bounds__(kFusedThreads, 1)
+    fused_bwd_kernel(const __grid_constant__ FusedBwdParams p) {
   {
     ChainItem ch;  // each role forms its own after the split (its fields would hold registers)
     if (!chain_item(p.c, kV, ch)) return;

@@ -179,6 +179,19 @@ struct FusedBwdParams {
   void* dbeta;
 };
 
+// A math warpgroup's thread: its item (formed after the role split: ChainItem's fields, kept
+// from the kernel's entry, would hold registers past setmaxnreg) and its place in the 64-row
+// products: warp w holds chunk rows rm + g and rm + g + 8 (rm = 16 w), columns 8 j + 2 t, + 1.
+struct FusedThread {
+  ChainItem ch;
+  int tid, warp, lane, g, t, rm, ra, rb;
+  __device__ __forceinline__ explicit FusedThread(const FusedBwdParams& p)
+      : tid(threadIdx.x % 128), warp(tid / 32), lane(tid % 32), g(lane / 4), t(lane % 4),
+        rm(16 * warp), ra(rm + g), rb(ra + 8) {
+    chain_item(p.c, kV, ch);
+  }
+};
+
 // One CTA per (item, v-head); items: sequences (no CP) or the CP segments.
 cudaError_t launch_fused_bwd(const FusedBwdParams& p, int64_t items, cudaStream_t stream);
 const void* fused_bwd_symbol(bool bf16);

@@ -43,27 +43,22 @@ __device__ __forceinline__ float2 k_row_dot(const Tile& sK, const float (&acc)[2
 
 template <class Elem>
 __device__ __forceinline__ void fused_chain_wg(const FusedBwdParams& p, const FusedSmem& sm) {
-  const int tid = threadIdx.x % 128;
-  ChainItem ch;  // formed here, not kept from the kernel's entry: registers past setmaxnreg
-  chain_item(p.c, kV, ch);
+  const FusedThread th(p);
   using Ops = fused::ElemOps<Elem>;
   const Dims& d = p.c.d;
-  const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-  const int rm = 16 * warp, ra = rm + g, rb = ra + 8;
-  const int h = ch.h, hk = h / d.group;
-  const bool whole_group = d.group == 1;
+  const int h = th.ch.h;
   const Tile sS = sm.s(), sDS = sm.ds(), sQ = sm.q(), sK = sm.k(), sDO = sm.d_o(), sVN = sm.vn(),
              sDVN = sm.dvn(), sEdw = sm.edw(), sT = sm.t(), sP = sm.p(), sDPM = sm.dpm(),
              sDTZ = sm.dtz();
-  const int64_t first = ch.seg.chunk_begin, last = ch.seg.chunk_end;
+  const int64_t first = th.ch.seg.chunk_begin, last = th.ch.seg.chunk_end;
 
   for (int64_t c = last - 1; c >= first; --c) {
     const int it = static_cast<int>(last - 1 - c);
     const ChunkInfo ci = p.c.table[c];
     fused::mbarrier_wait_parity(sm.full(), static_cast<uint32_t>(it % 2));
     if (ci.len < kC) fused::named_sync(kBarInputs, 384);
-    const float fa = sm.f()[ra], fb = sm.f()[rb], ea = sm.e()[ra], eb = sm.e()[rb];
-    const float ba = sm.beta()[ra], bb = sm.beta()[rb];  // 0 past the chunk's end
+    const float fa = sm.f()[th.ra], fb = sm.f()[th.rb], ea = sm.e()[th.ra], eb = sm.e()[th.rb];
+    const float ba = sm.beta()[th.ra], bb = sm.beta()[th.rb];  // 0 past the chunk's end
 
     // 1. dVn = diag(f) K dS' + P^T dO (A = P^T: the P tile, rows = depth).
     fused::named_sync(kBarDs, 256);
@@ -86,7 +81,7 @@ __device__ __forceinline__ void fused_chain_wg(const FusedBwdParams& p, const Fu
     wg_wait<0>(Y[0]);
     fused::fence_accumulators(Y[1]);
 #pragma unroll
-    for (int nh = 0; nh < 2; ++nh) store16<8, Elem>(sDVN, Y[nh], rm, 64 * nh);
+    for (int nh = 0; nh < 2; ++nh) store16<8, Elem>(sDVN, Y[nh], th.rm, 64 * nh);
     fused::fence_proxy_async_shared();
     fused::named_arrive(kBarDvn, 256);
     fused::named_sync(kBarChainWg, 128);  // W reads all of dVn
@@ -99,19 +94,19 @@ __device__ __forceinline__ void fused_chain_wg(const FusedBwdParams& p, const Fu
     wg_wait<0>(W[0]);
     fused::fence_accumulators(W[1]);
     {
-      const int64_t row_a = ((ci.tok_begin + ra) * d.Hv + h) * kV, row_b = row_a + int64_t(8) * d.Hv * kV;
+      const int64_t row_a = ((ci.tok_begin + th.ra) * d.Hv + h) * kV, row_b = row_a + int64_t(8) * d.Hv * kV;
       Elem* const dv = static_cast<Elem*>(p.c.dv);
 #pragma unroll
       for (int nh = 0; nh < 2; ++nh)
 #pragma unroll
         for (int nj = 0; nj < 8; ++nj) {
-          const int col = 64 * nh + 8 * nj + 2 * t;
+          const int col = 64 * nh + 8 * nj + 2 * th.t;
           const float w0 = ba * W[nh][nj][0], w1 = ba * W[nh][nj][1];
           const float w2 = bb * W[nh][nj][2], w3 = bb * W[nh][nj][3];
-          if (ra < ci.len) *reinterpret_cast<uint32_t*>(dv + row_a + col) = Ops::pack(w0, w1);
-          if (rb < ci.len) *reinterpret_cast<uint32_t*>(dv + row_b + col) = Ops::pack(w2, w3);
-          sEdw.pair(ra, col) = Ops::pack(-ea * w0, -ea * w1);
-          sEdw.pair(rb, col) = Ops::pack(-eb * w2, -eb * w3);
+          if (th.ra < ci.len) *reinterpret_cast<uint32_t*>(dv + row_a + col) = Ops::pack(w0, w1);
+          if (th.rb < ci.len) *reinterpret_cast<uint32_t*>(dv + row_b + col) = Ops::pack(w2, w3);
+          sEdw.pair(th.ra, col) = Ops::pack(-ea * w0, -ea * w1);
+          sEdw.pair(th.rb, col) = Ops::pack(-eb * w2, -eb * w3);
         }
     }
     fused::fence_proxy_async_shared();
@@ -125,7 +120,7 @@ __device__ __forceinline__ void fused_chain_wg(const FusedBwdParams& p, const Fu
       uint32_t va[8][4];
 #pragma unroll
       for (int kk = 0; kk < 8; ++kk) {
-        fused::load_a(va[kk], sVN, rm, 16 * kk);
+        fused::load_a(va[kk], sVN, th.rm, 16 * kk);
 #pragma unroll
         for (int i = 0; i < 4; ++i) {  // a0, a2: row g; a1, a3: row g + 8
           const float s = (i & 1) ? fb : fa;
@@ -143,16 +138,16 @@ __device__ __forceinline__ void fused_chain_wg(const FusedBwdParams& p, const Fu
       wg_wait<0>(dk[0]);
       fused::fence_accumulators(dk[1]);
     }
-    const float2 t1 = k_row_dot<Elem>(sK, dk, rm);
+    const float2 t1 = k_row_dot<Elem>(sK, dk, th.rm);
 #pragma unroll
     for (int nh = 0; nh < 2; ++nh) wg_issue<8, kV, Elem, false, false>(dk[nh], sEdw, sS, 64 * nh);
     wg_wait<0>(dk[0]);
     fused::fence_accumulators(dk[1]);
-    const float2 t2 = k_row_dot<Elem>(sK, dk, rm);
+    const float2 t2 = k_row_dot<Elem>(sK, dk, th.rm);
     FusedSums& sums = sm.sums(it % 2);
-    if (t == 0) {
-      sums.kds[ra] = t1.x, sums.kds[rb] = t1.y;
-      sums.ksw[ra] = t2.x - t1.x, sums.ksw[rb] = t2.y - t1.y;
+    if (th.t == 0) {
+      sums.kds[th.ra] = t1.x, sums.kds[th.rb] = t1.y;
+      sums.ksw[th.ra] = t2.x - t1.x, sums.ksw[th.rb] = t2.y - t1.y;
     }
     // dPm^T Q (A = dPm^T: its tile, rows = depth), Z K and Z^T K.
     fused::named_sync(kBarDpm, 256);
@@ -168,12 +163,11 @@ __device__ __forceinline__ void fused_chain_wg(const FusedBwdParams& p, const Fu
     fused::fence_accumulators(dk[1]);
     fused::named_sync(kBarSdot, 256);  // before the release: the state's next arrival waits for it
     __syncwarp();
-    if (lane == 0) fused::mbarrier_arrive(sm.empty());  // this warp has read the chunk's inputs
+    if (th.lane == 0) fused::mbarrier_arrive(sm.empty());  // this warp has read the chunk's inputs
 
-    store_rows<Elem>(whole_group ? p.dk : static_cast<void*>(p.dk_h), whole_group,
-                     whole_group ? d.Hk : d.Hv, whole_group ? hk : h, ci, dk, rm);
+    store_head_part<Elem>(p.dk, p.dk_h, d, h, ci, dk, th.rm);
     fused::named_sync(kBarChainWg, 128);  // every row's kds and ksw written
-    if (warp == 0) store_gate_gradients(p, sums, ci, h, lane);
+    if (th.warp == 0) store_gate_gradients(p, sums, ci, h, th.lane);
   }
 }
 

@@ -11,25 +11,20 @@ namespace gdn::bwd {
 
 template <class Elem>
 __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const FusedSmem& sm) {
-  const int tid = threadIdx.x % 128;
-  ChainItem ch;  // formed here, not kept from the kernel's entry: registers past setmaxnreg
-  chain_item(p.c, kV, ch);
+  const FusedThread th(p);
   using Ops = fused::ElemOps<Elem>;
   const Dims& d = p.c.d;
-  const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-  const int rm = 16 * warp, ra = rm + g, rb = ra + 8;
-  const int h = ch.h, hk = h / d.group;
-  const bool whole_group = d.group == 1;
+  const int h = th.ch.h;
   const Tile sS = sm.s(), sQ = sm.q(), sK = sm.k(), sV = sm.v(), sDO = sm.d_o(), sVN = sm.vn(),
              sDVN = sm.dvn(), sT = sm.t(), sP = sm.p(), sDPM = sm.dpm(), sDTZ = sm.dtz();
   float* const gam = sm.gam();
-  const int64_t first = ch.seg.chunk_begin, last = ch.seg.chunk_end;
+  const int64_t first = th.ch.seg.chunk_begin, last = th.ch.seg.chunk_end;
   // gamma of row tid (< 64) of a chunk (rows past a chunk's end repeat its last row's); read a
   // chunk ahead ([Ttot, Hv] has no TMA box per head).
   const auto gamma_of = [&](int64_t c) {
     const ChunkInfo ci = p.c.table[c];
-    const int r = tid < ci.len ? tid : static_cast<int>(ci.len) - 1;
-    return tid < kC ? p.c.gcum[(ci.tok_begin + r) * d.Hv + h] : 0.f;
+    const int r = th.tid < ci.len ? th.tid : static_cast<int>(ci.len) - 1;
+    return th.tid < kC ? p.c.gcum[(ci.tok_begin + r) * d.Hv + h] : 0.f;
   };
   float gam_next = last > first ? gamma_of(last - 1) : 0.f;
 
@@ -39,28 +34,28 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
     // The full barrier follows every math warp's release of the chunk before: gamma's slot is
     // free.
     fused::mbarrier_wait_parity(sm.full(), static_cast<uint32_t>(it % 2));
-    if (tid < kC) gam[tid] = gam_next;
+    if (th.tid < kC) gam[th.tid] = gam_next;
     if (ci.len < kC) {  // a sequence's last chunk, cut short: zero q, k, v, dO past its end
-      zero_rows_past_end(sQ.p, 8, static_cast<int>(ci.len), tid);
+      zero_rows_past_end(sQ.p, 8, static_cast<int>(ci.len), th.tid);
       fused::fence_proxy_async_shared();
       fused::named_sync(kBarInputs, 384);
     } else {
       fused::named_sync(kBarLocalWg, 128);
     }
     if (c - 1 >= first) gam_next = gamma_of(c - 1);
-    const float ga = gam[ra], gb = gam[rb];
-    const float ea = sm.e()[ra], eb = sm.e()[rb];
+    const float ga = gam[th.ra], gb = gam[th.rb];
+    const float ea = sm.e()[th.ra], eb = sm.e()[th.rb];
     const float* bv = sm.beta();
     // Gam[i][j] for this thread's rows i and column j (every exponential formed, then
     // selected: above the diagonal it may overflow).
-    const auto gam_of = [&](int i, int j) { return expf((i == ra ? ga : gb) - gam[j]); };
+    const auto gam_of = [&](int i, int j) { return expf((i == th.ra ? ga : gb) - gam[j]); };
     // x = scale x o Gam on and below the diagonal, 0 above (P from Q K^T, dPm from dP).
     const auto scale_gated_causal = [&](float (&x)[8][4]) {
 #pragma unroll
       for (int nj = 0; nj < 8; ++nj)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int i = e >= 2 ? rb : ra, j = 8 * nj + 2 * t + (e & 1);
+          const int i = e >= 2 ? th.rb : th.ra, j = 8 * nj + 2 * th.t + (e & 1);
           const float y = d.scale * x[nj][e] * gam_of(i, j);
           x[nj][e] = i >= j ? y : 0.f;
         }
@@ -73,7 +68,7 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
       wg_issue<8, kK, Elem, false, true, true>(pm, sQ, sK, 0);
       wg_wait<0>(pm);
       scale_gated_causal(pm);
-      store16<8, Elem>(sP, pm, rm, 0);
+      store16<8, Elem>(sP, pm, th.rm, 0);
     }
     fused::fence_proxy_async_shared();
     fused::named_arrive(kBarP, 256);
@@ -90,10 +85,10 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
       for (int nh = 0; nh < 2; ++nh)
 #pragma unroll
         for (int nj = 0; nj < 8; ++nj) {
-          const int col = 64 * nh + 8 * nj + 2 * t;
-          const float2 va = Ops::unpack(sV.pair(ra, col)), vb = Ops::unpack(sV.pair(rb, col));
-          sV.pair(ra, col) = Ops::pack(va.x - ea * u[nh][nj][0], va.y - ea * u[nh][nj][1]);
-          sV.pair(rb, col) = Ops::pack(vb.x - eb * u[nh][nj][2], vb.y - eb * u[nh][nj][3]);
+          const int col = 64 * nh + 8 * nj + 2 * th.t;
+          const float2 va = Ops::unpack(sV.pair(th.ra, col)), vb = Ops::unpack(sV.pair(th.rb, col));
+          sV.pair(th.ra, col) = Ops::pack(va.x - ea * u[nh][nj][0], va.y - ea * u[nh][nj][1]);
+          sV.pair(th.rb, col) = Ops::pack(vb.x - eb * u[nh][nj][2], vb.y - eb * u[nh][nj][3]);
         }
     }
     fused::fence_proxy_async_shared();
@@ -105,10 +100,10 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
       uint32_t ta[4][4];
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
-        fused::load_a(ta[kk], sT, rm, 16 * kk);
+        fused::load_a(ta[kk], sT, th.rm, 16 * kk);
 #pragma unroll
         for (int i = 0; i < 4; ++i) {  // a0, a1: depth 2t, 2t + 1; a2, a3: + 8
-          const int j = 16 * kk + 2 * t + (i >= 2 ? 8 : 0);
+          const int j = 16 * kk + 2 * th.t + (i >= 2 ? 8 : 0);
           const float2 x = Ops::unpack(ta[kk][i]);
           ta[kk][i] = Ops::pack(bv[j] * x.x, bv[j + 1] * x.y);
         }
@@ -124,7 +119,7 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
       wg_wait<0>(vn[0]);
       fused::fence_accumulators(vn[1]);
 #pragma unroll
-      for (int nh = 0; nh < 2; ++nh) store16<8, Elem>(sVN, vn[nh], rm, 64 * nh);
+      for (int nh = 0; nh < 2; ++nh) store16<8, Elem>(sVN, vn[nh], th.rm, 64 * nh);
     }
     fused::fence_proxy_async_shared();
     fused::named_arrive(kBarVn, 256);
@@ -144,10 +139,10 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
 #pragma unroll
         for (int e = 0; e < 4; ++e) mg.add(nj, e, dp[nj][e] * qk[nj][e]);
       FusedSums& sums = sm.sums(it % 2);
-      store_row_sums(mg.row, sums.mg_rows[0], rm);
-      store_column_sums<8>(mg.col, sums.mg_cols[0][warp], 0);
+      store_row_sums(mg.row, sums.mg_rows[0], th.rm);
+      store_column_sums<8>(mg.col, sums.mg_cols[0][th.warp], 0);
     }
-    store16<8, Elem>(sDPM, dp, rm, 0);
+    store16<8, Elem>(sDPM, dp, th.rm, 0);
     fused::fence_proxy_async_shared();
     fused::named_arrive(kBarDpm, 256);
 
@@ -170,11 +165,11 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
         }
       fused::fence_accumulators(dq[0]);  // the scaling stays above the next products' fence
       fused::fence_accumulators(dq[1]);
-      const float2 a = row_dot_parts<8, Elem>(dq[0], sQ, rm, 0);
-      const float2 b = row_dot_parts<8, Elem>(dq[1], sQ, rm, 64);
+      const float2 a = row_dot_parts<8, Elem>(dq[0], sQ, th.rm, 0);
+      const float2 b = row_dot_parts<8, Elem>(dq[1], sQ, th.rm, 64);
       const float qs_a = quad_sum(a.x + b.x), qs_b = quad_sum(a.y + b.y);
       FusedSums& sums = sm.sums(it % 2);
-      if (t == 0) sums.qs[ra] = qs_a, sums.qs[rb] = qs_b;
+      if (th.t == 0) sums.qs[th.ra] = qs_a, sums.qs[th.rb] = qs_b;
       fused::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk)
@@ -184,8 +179,7 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
       fused::wgmma_commit();
       wg_wait<0>(dq[0]);
       fused::fence_accumulators(dq[1]);
-      store_rows<Elem>(whole_group ? p.dq : static_cast<void*>(p.dq_h), whole_group,
-                       whole_group ? d.Hk : d.Hv, whole_group ? hk : h, ci, dq, rm);
+      store_head_part<Elem>(p.dq, p.dq_h, d, h, ci, dq, th.rm);
     }
 
     // 6. dAg = dVn W'^T once the chain has formed dVn: dbeta's columns of dAg o T;
@@ -198,8 +192,8 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
       wg_wait<0>(dag);
 #pragma unroll
       for (int nj = 0; nj < 8; ++nj) {
-        const int c0 = 8 * nj + 2 * t;
-        const float2 ta = Ops::unpack(sT.pair(ra, c0)), tb = Ops::unpack(sT.pair(rb, c0));
+        const int c0 = 8 * nj + 2 * th.t;
+        const float2 ta = Ops::unpack(sT.pair(th.ra, c0)), tb = Ops::unpack(sT.pair(th.rb, c0));
         dbc.add(nj, 0, dag[nj][0] * ta.x);
         dbc.add(nj, 1, dag[nj][1] * ta.y);
         dbc.add(nj, 2, dag[nj][2] * tb.x);
@@ -207,8 +201,8 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
 #pragma unroll
         for (int e = 0; e < 4; ++e) dag[nj][e] *= bv[c0 + (e & 1)];
       }
-      store16<8, Elem>(sDTZ, dag, rm, 0);
-      store_column_sums<8>(dbc.col, sm.sums(it % 2).db_cols[warp], 0);
+      store16<8, Elem>(sDTZ, dag, th.rm, 0);
+      store_column_sums<8>(dbc.col, sm.sums(it % 2).db_cols[th.warp], 0);
     }
     fused::fence_proxy_async_shared();
     fused::named_sync(kBarLocalWg, 128);
@@ -238,28 +232,28 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
       for (int nj = 0; nj < 8; ++nj)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int i = e >= 2 ? rb : ra, j = 8 * nj + 2 * t + (e & 1);
+          const int i = e >= 2 ? th.rb : th.ra, j = 8 * nj + 2 * th.t + (e & 1);
           const float grad_a = -da[nj][e];
           const float gm = gam_of(i, j);
           const float kkg = kkm[nj][e] * gm;
           float z = 0.f;
           if (i > j) {
             db_row[e >> 1] = fmaf(grad_a, kkg, db_row[e >> 1]);
-            z = grad_a * (i == ra ? bv[ra] : bv[rb]) * gm;
+            z = grad_a * (i == th.ra ? bv[th.ra] : bv[th.rb]) * gm;
             mg.add(nj, e, z * kkm[nj][e]);
           }
           da[nj][e] = z;
         }
-      store16<8, Elem>(sDTZ, da, rm, 0);
+      store16<8, Elem>(sDTZ, da, th.rm, 0);
       FusedSums& sums = sm.sums(it % 2);
-      store_row_sums(db_row, sums.db_rows, rm);
-      store_row_sums(mg.row, sums.mg_rows[1], rm);
-      store_column_sums<8>(mg.col, sums.mg_cols[1][warp], 0);
+      store_row_sums(db_row, sums.db_rows, th.rm);
+      store_row_sums(mg.row, sums.mg_rows[1], th.rm);
+      store_column_sums<8>(mg.col, sums.mg_cols[1][th.warp], 0);
     }
     fused::fence_proxy_async_shared();
     fused::named_arrive(kBarZ, 256);
     __syncwarp();
-    if (lane == 0) fused::mbarrier_arrive(sm.empty());  // this warp has read the chunk's inputs
+    if (th.lane == 0) fused::mbarrier_arrive(sm.empty());  // this warp has read the chunk's inputs
   }
 }
 

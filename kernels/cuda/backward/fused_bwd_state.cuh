@@ -80,12 +80,9 @@ __device__ __forceinline__ void move_state(float (&S)[2][2][8][4], Ptr base, int
 
 template <class Elem>
 __device__ __forceinline__ void fused_state_wg(const FusedBwdParams& p, const FusedSmem& sm) {
-  const int tid = threadIdx.x % 128;
-  ChainItem ch;  // formed here, not kept from the kernel's entry: registers past setmaxnreg
-  chain_item(p.c, kV, ch);
+  const FusedThread th(p);
   using Ops = fused::ElemOps<Elem>;
   const Dims& d = p.c.d;
-  const int warp = tid / 32, lane = tid % 32, t = lane % 4;
   const Tile sS = sm.s(), sDS = sm.ds(), sQ = sm.q(), sK = sm.k(), sDO = sm.d_o(), sEdw = sm.edw();
   // The ldmatrix rows of this lane, formed once: the swizzle group of every 8 x 8 block this
   // lane addresses is the same (its rows are lane % 8 modulo 8, its column group fixed by the
@@ -95,17 +92,16 @@ __device__ __forceinline__ void fused_state_wg(const FusedBwdParams& p, const Fu
   //           columns 64 mi + 16 warp + 8 (m % 2), m = lane / 8)
   //   q_lane: Xq's transposing loads of q (row 16 kk + lane % 8 + 8 (lane / 16), columns
   //           64 mi + 16 warp + 8 ((lane / 8) % 2))
-  const uint16_t* const s_lane =
-      sS.p + (8 * (lane / 16) + lane % 8) * 64 + (((2 * warp + (lane / 8) % 2) ^ (lane % 8)) << 3);
-  const uint16_t* const q_lane =
-      sQ.p + (lane % 8 + 8 * (lane / 16)) * 64 + (((2 * warp + (lane / 8) % 2) ^ (lane % 8)) << 3);
+  const int lane_group = ((2 * th.warp + (th.lane / 8) % 2) ^ (th.lane % 8)) << 3;
+  const uint16_t* const s_lane = sS.p + (8 * (th.lane / 16) + th.lane % 8) * 64 + lane_group;
+  const uint16_t* const q_lane = sQ.p + (th.lane % 8 + 8 * (th.lane / 16)) * 64 + lane_group;
   float S[2][2][8][4];
-  if (ch.src)
-    move_state<true>(S, static_cast<const float*>(ch.src), ch.src_row, ch.src_col, warp);
+  if (th.ch.src)
+    move_state<true>(S, static_cast<const float*>(th.ch.src), th.ch.src_row, th.ch.src_col, th.warp);
   else
-    each_state(S, warp, [&](float& x, int, int) { x = 0.f; });
-  const int64_t first = ch.seg.chunk_begin, last = ch.seg.chunk_end;
-  if (tid == 0) sm.end_view() = {ch.dst, ch.dst_row, ch.dst_col};
+    each_state(S, th.warp, [&](float& x, int, int) { x = 0.f; });
+  const int64_t first = th.ch.seg.chunk_begin, last = th.ch.seg.chunk_end;
+  if (th.tid == 0) sm.end_view() = {th.ch.dst, th.ch.dst_row, th.ch.dst_col};
   fused::named_sync(kBarStateWg, 128);
 
   for (int64_t c = last - 1; c >= first; --c) {
@@ -119,7 +115,7 @@ __device__ __forceinline__ void fused_state_wg(const FusedBwdParams& p, const Fu
     for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
       for (int nh = 0; nh < 2; ++nh)
-        store16<8, Elem>(sDS, S[mi][nh], 64 * mi + 16 * warp, 64 * nh);
+        store16<8, Elem>(sDS, S[mi][nh], 64 * mi + 16 * th.warp, 64 * nh);
     fused::fence_proxy_async_shared();
     fused::named_arrive(kBarDs, 256);
 
@@ -151,13 +147,13 @@ __device__ __forceinline__ void fused_state_wg(const FusedBwdParams& p, const Fu
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) sdot += __shfl_xor_sync(0xffffffffu, sdot, off);
     const float elast = sm.e()[kC - 1];  // padded rows repeat the last row's gamma
-    if (lane == 0) sm.sums(it % 2).sdot[warp] = elast * sdot;
+    if (th.lane == 0) sm.sums(it % 2).sdot[th.warp] = elast * sdot;
     fused::named_arrive(kBarSdot, 256);
 
     // 3. dS = e_last dS' + (scale diag(e) Q)^T dO: A = Q^T from the q tile (rows = depth),
     //    each depth row scaled in registers; two k16 steps of one m64 row half at a time (their
     //    A fragments live until their products complete: dS leaves room for no more).
-    each_state(S, warp, [&](float& x, int, int) { x *= elast; });
+    each_state(S, th.warp, [&](float& x, int, int) { x *= elast; });
 #pragma unroll
     for (int mi = 0; mi < 2; ++mi)  // the scaling stays above the products' fence
 #pragma unroll
@@ -174,7 +170,7 @@ __device__ __forceinline__ void fused_state_wg(const FusedBwdParams& p, const Fu
           fused::ldsm_x4_trans(fa[ks], q_lane + mi * (kC * 64) + kk * (16 * 64));
 #pragma unroll
           for (int i = 0; i < 4; ++i) {  // a0, a1: depth 2t, 2t + 1; a2, a3: + 8
-            const int j = 16 * kk + 2 * t + (i >= 2 ? 8 : 0);
+            const int j = 16 * kk + 2 * th.t + (i >= 2 ? 8 : 0);
             const float2 x = Ops::unpack(fa[ks][i]);
             fa[ks][i] = Ops::pack(d.scale * ev[j] * x.x, d.scale * ev[j + 1] * x.y);
           }
@@ -206,11 +202,11 @@ __device__ __forceinline__ void fused_state_wg(const FusedBwdParams& p, const Fu
       for (int nh = 0; nh < 2; ++nh) fused::fence_accumulators(S[mi][nh]);
     // This warp has read the chunk's inputs (q, k, dO, S^T, e).
     __syncwarp();
-    if (lane == 0) fused::mbarrier_arrive(sm.empty());
+    if (th.lane == 0) fused::mbarrier_arrive(sm.empty());
   }
   // dS after the item's first chunk: dh0 where it starts its sequence.
   const FusedEndView end = sm.end_view();
-  if (end.dst) move_state<false>(S, end.dst, end.row, end.col, warp);
+  if (end.dst) move_state<false>(S, end.dst, end.row, end.col, th.warp);
 }
 
 }  // namespace gdn::bwd

@@ -196,6 +196,19 @@ __device__ __forceinline__ void store_rows(void* dst, bool to_elem, int heads, i
   }
 }
 
+// dq or dk rows of a (chunk, v-head h) (this thread's rows rm + g and + 8 below the chunk's
+// length): the output itself (input dtype, [Ttot, Hk, K]) when each q/k head serves one value
+// head, else the head's fp32 part ([Ttot, Hv, K]) for the group sum.
+template <class Elem>
+__device__ __forceinline__ void store_head_part(void* out, float* part, const Dims& d, int h,
+                                                const ChunkInfo& ci, const float (&acc)[2][8][4],
+                                                int rm) {
+  if (d.group == 1)
+    store_rows<Elem>(out, true, d.Hk, h, ci, acc, rm);  // q/k head h
+  else
+    store_rows<Elem>(part, false, d.Hv, h, ci, acc, rm);
+}
+
 // A chunk's dg and dbeta from its per-row sums, by one warp (two rows a lane): dg = the reverse
 // chunk-local cumsum of dgam plus the cumsum of fsum (the f terms' exclusive prefix: the caller
 // stores row r's term at r + 1), each row below the chunk's length into [Ttot, Hv] at v-head h.
