@@ -85,8 +85,8 @@ constexpr int kRecomputeBlockV = 64;
 
 // dq, dk summed over each q/k head's partial sums in dq_h, dk_h (fp32, one per heads value
 // heads of its group), in a fixed order, into the caller's outputs.
-cudaError_t launch_dq_dk_group_sum(const Dims& d, int heads, const gdn_bwd_args& a, const BwdWorkspace& w,
-                             cudaStream_t s) {
+cudaError_t launch_dq_dk_group_sum(const Dims& d, int heads, const gdn_bwd_args& a,
+                                   const BwdWorkspace& w, cudaStream_t s) {
   staged::BwdParams sum{};
   sum.f.d = d;
   sum.f.d.Hv = d.Hv / heads;
@@ -300,10 +300,10 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     fb.dk_h = w.dk_h;
     fb.dg = a.dg;
     fb.dbeta = a.dbeta;
-    if (err == cudaSuccess && d.Ttot > 0)
+    if (err == cudaSuccess && d.Ttot > 0) {
       err = fused::encode_rows16_map(&fb.tmap_s, w.states16, d.max_chunks * d.Hv * kV, kK, kV, d.in_bf16);
-    if (err == cudaSuccess && d.Ttot > 0)
-      err = launch_fused_bwd(fb, cp > 0 ? w.max_segs : d.num_seqs, s);
+      if (err == cudaSuccess) err = launch_fused_bwd(fb, cp > 0 ? w.max_segs : d.num_seqs, s);
+    }
     if (d.group > 1 && err == cudaSuccess) err = launch_dq_dk_group_sum(d, 1, a, w, s);
     if (err == cudaSuccess) err = launch_short_chunk_repair(short_chunk_params(d, a, w), s);
     return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;

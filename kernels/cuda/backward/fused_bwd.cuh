@@ -53,8 +53,7 @@ namespace gdn::bwd {
 inline constexpr int kFusedThreads = 512;
 inline constexpr int kFusedStateWg = 0;
 inline constexpr int kFusedChainWg = 1;
-inline constexpr int kFusedLocalWg = 2;
-inline constexpr int kFusedProducerWg = 3;
+inline constexpr int kFusedLocalWg = 2;  // warpgroup 3: the producer
 inline constexpr int kFusedMathWarps = 12;  // the empty barrier's arrivals: every math warp
 inline constexpr int kFusedStateRegs = 184;
 inline constexpr int kFusedChainRegs = 144;
