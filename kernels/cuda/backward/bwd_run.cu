@@ -300,9 +300,14 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     fb.dk_h = w.dk_h;
     fb.dg = a.dg;
     fb.dbeta = a.dbeta;
+    const int64_t items = cp > 0 ? w.max_segs : d.num_seqs;
     if (err == cudaSuccess && d.Ttot > 0) {
       err = fused::encode_rows16_map(&fb.tmap_s, w.states16, d.max_chunks * d.Hv * kV, kK, kV, d.in_bf16);
-      if (err == cudaSuccess) err = launch_fused_bwd(fb, cp > 0 ? w.max_segs : d.num_seqs, s);
+      if (err == cudaSuccess) err = launch_fused_bwd(fb, items, s);
+    } else if (err == cudaSuccess) {
+      // No token: nothing to load (the TMA views cannot be formed over empty tensors), and dh0
+      // is each sequence's dht; the column-warp chain writes it as it does for its variants.
+      err = launch_dstate_chain(cp_params, chain_roles, chain_bv, items, s);
     }
     if (d.group > 1 && err == cudaSuccess) err = launch_dq_dk_group_sum(d, 1, a, w, s);
     if (err == cudaSuccess) err = launch_short_chunk_repair(short_chunk_params(d, a, w), s);

@@ -1,8 +1,9 @@
-// gdn_fused_bench: forward time of the fused variants against the staged ones on a grid of
-// anchor shapes. Per (layout, heads) one set of device inputs (values of the anchor kind: q, k of
+// gdn_fused_bench: forward (or, with GDN_BENCH_PASS=bwd, backward) time of every variant of
+// the pass on a grid of anchor shapes. Per (layout, heads) one set of device inputs (values of the anchor kind: q, k of
 // about unit norm, v in [-1, 1], g = small negative log-decays with a quarter of the heads at
 // 0, beta in (0, 1)); each variant runs once to warm up, is captured into a CUDA graph and
 // replayed `replays` times with events around each replay; the median is printed (ms).
+// The backward's upstream gradients d_o (like v) and dht (like h0) come from the same generator.
 // Usage: gdn_fused_bench [replays=20] [name-filter-substring ...]
 // GDN_BENCH_SHAPES="SEQSxLEN:HK/HV,..." (for example "1x32768:32/32,8192x4:16/64") replaces
 // the default grid of layouts and heads. GDN_BENCH_TIMELINE=1 also prints, per variant and
@@ -58,6 +59,8 @@ std::vector<uint16_t> half_buffer(int64_t n, float amplitude, Rng& rng) {
 struct Inputs {
   gdn_problem problem{};
   DeviceBuffer q, k, v, g, beta, h0, o, ht, cu;
+  // The backward's: upstream gradients and outputs.
+  DeviceBuffer d_o, dht, dq, dk, dv, dg, dbeta, dh0;
 };
 
 Inputs make_inputs(const Layout& l, int hk, int hv) {
@@ -89,33 +92,71 @@ Inputs make_inputs(const Layout& l, int hk, int hv) {
   in.problem.cu_seqlens_dtype = GDN_INT32;
   in.problem.num_seqs = l.seqs;
   in.problem.max_seqlen_hint = l.len;
+  in.d_o = DeviceBuffer::from(half_buffer(tokens * hv * 128, 1.0f, rng));
+  std::vector<float> dht(h0.size());
+  for (auto& x : dht) x = rng.next();
+  in.dht = DeviceBuffer::from(dht);
+  in.dq = DeviceBuffer(static_cast<size_t>(tokens * hk * 128 * 2));
+  in.dk = DeviceBuffer(static_cast<size_t>(tokens * hk * 128 * 2));
+  in.dv = DeviceBuffer(static_cast<size_t>(tokens * hv * 128 * 2));
+  in.dg = DeviceBuffer(g.size() * 4);
+  in.dbeta = DeviceBuffer(g.size() * 4);
+  in.dh0 = DeviceBuffer(h0.size() * 4);
   return in;
 }
 
-// Median ms of `replays` graph replays of one forward call; negative if it cannot run.
-// With `timeline`, one more replay's kernel spans are appended to it.
-double time_variant(const Variant& v, const Inputs& in, int replays, std::string* timeline) {
-  if (!v.can_implement(in.problem).ok) return -1;
-  DeviceBuffer ws(v.workspace_bytes(in.problem));
-  gdn_fwd_args a{};
+// One call of the pass on `s`.
+gdn_status call_pass(const Variant& v, Pass pass, const Inputs& in, const DeviceBuffer& ws,
+                     cudaStream_t s) {
+  const auto stream = reinterpret_cast<gdn_stream_t>(s);
+  if (pass == Pass::Forward) {
+    gdn_fwd_args a{};
+    a.q = in.q.get();
+    a.k = in.k.get();
+    a.v = in.v.get();
+    a.g = static_cast<const float*>(in.g.get());
+    a.beta = in.beta.get();
+    a.h0 = static_cast<const float*>(in.h0.get());
+    a.o = in.o.get();
+    a.ht = static_cast<float*>(in.ht.get());
+    a.workspace = ws.get();
+    a.workspace_bytes = ws.bytes();
+    return v.run_fwd(in.problem, a, stream);
+  }
+  gdn_bwd_args a{};
   a.q = in.q.get();
   a.k = in.k.get();
   a.v = in.v.get();
   a.g = static_cast<const float*>(in.g.get());
   a.beta = in.beta.get();
   a.h0 = static_cast<const float*>(in.h0.get());
-  a.o = in.o.get();
-  a.ht = static_cast<float*>(in.ht.get());
+  a.d_o = in.d_o.get();
+  a.dht = static_cast<const float*>(in.dht.get());
+  a.dq = in.dq.get();
+  a.dk = in.dk.get();
+  a.dv = in.dv.get();
+  a.dg = static_cast<float*>(in.dg.get());
+  a.dbeta = in.dbeta.get();
+  a.dh0 = static_cast<float*>(in.dh0.get());
   a.workspace = ws.get();
   a.workspace_bytes = ws.bytes();
+  return v.run_bwd(in.problem, a, stream);
+}
+
+// Median ms of `replays` graph replays of one call of the pass; negative if it cannot run.
+// With `timeline`, one more replay's kernel spans are appended to it.
+double time_variant(const Variant& v, Pass pass, const Inputs& in, int replays,
+                    std::string* timeline) {
+  if (!v.can_implement(in.problem).ok) return -1;
+  DeviceBuffer ws(v.workspace_bytes(in.problem));
   cudaStream_t s{};
   check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
-  if (v.run_fwd(in.problem, a, reinterpret_cast<gdn_stream_t>(s)) != GDN_OK) return -2;
+  if (call_pass(v, pass, in, ws, s) != GDN_OK) return -2;
   check_cuda(cudaStreamSynchronize(s), "warm-up");
   cudaGraph_t graph{};
   cudaGraphExec_t exec{};
   check_cuda(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "capture");
-  const gdn_status st = v.run_fwd(in.problem, a, reinterpret_cast<gdn_stream_t>(s));
+  const gdn_status st = call_pass(v, pass, in, ws, s);
   check_cuda(cudaStreamEndCapture(s, &graph), "end capture");
   if (st != GDN_OK) return -3;
   check_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
@@ -204,8 +245,13 @@ int run(int argc, char** argv) {
   if (with_timeline)
     throw std::invalid_argument("GDN_BENCH_TIMELINE=1: this build has no CUPTI (GDN_WITH_CUPTI=OFF)");
 #endif
+  const char* pass_env = std::getenv("GDN_BENCH_PASS");
+  const std::string pass_name = pass_env && *pass_env ? pass_env : "fwd";
+  if (pass_name != "fwd" && pass_name != "bwd")
+    throw std::invalid_argument("GDN_BENCH_PASS: expected fwd or bwd, got '" + pass_name + "'");
+  const Pass pass = pass_name == "bwd" ? Pass::Backward : Pass::Forward;
   std::vector<const Variant*> variants;
-  for (const Variant* v : variants_of(Pass::Forward))
+  for (const Variant* v : variants_of(pass))
     if (selected(*v, filters)) variants.push_back(v);
   std::printf("median of %d CUDA-graph replays, ms\n%-8s %-8s", replays, "layout", "heads");
   for (const Variant* v : variants) std::printf(" | %s", v->name().c_str() + 13);
@@ -218,7 +264,7 @@ int run(int argc, char** argv) {
     std::string timelines;
     for (const Variant* v : variants) {
       std::string one;
-      std::printf(" | %8.3f", time_variant(*v, in, replays, with_timeline ? &one : nullptr));
+      std::printf(" | %8.3f", time_variant(*v, pass, in, replays, with_timeline ? &one : nullptr));
       if (!one.empty()) timelines += "  " + v->name() + "\n" + one;
     }
     std::printf("\n%s", timelines.c_str());
