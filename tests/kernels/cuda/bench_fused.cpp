@@ -105,31 +105,32 @@ Inputs make_inputs(const Layout& l, int hk, int hv) {
   return in;
 }
 
-// One call of the pass on `s`.
-gdn_status call_pass(const Variant& v, Pass pass, const Inputs& in, const DeviceBuffer& ws,
-                     cudaStream_t s) {
-  const auto stream = reinterpret_cast<gdn_stream_t>(s);
-  if (pass == Pass::Forward) {
-    gdn_fwd_args a{};
-    a.q = in.q.get();
-    a.k = in.k.get();
-    a.v = in.v.get();
-    a.g = static_cast<const float*>(in.g.get());
-    a.beta = in.beta.get();
-    a.h0 = static_cast<const float*>(in.h0.get());
-    a.o = in.o.get();
-    a.ht = static_cast<float*>(in.ht.get());
-    a.workspace = ws.get();
-    a.workspace_bytes = ws.bytes();
-    return v.run_fwd(in.problem, a, stream);
-  }
-  gdn_bwd_args a{};
+// The fields both passes' arguments share: the inputs and the workspace.
+template <class Args>
+Args with_inputs(const Inputs& in, const DeviceBuffer& ws) {
+  Args a{};
   a.q = in.q.get();
   a.k = in.k.get();
   a.v = in.v.get();
   a.g = static_cast<const float*>(in.g.get());
   a.beta = in.beta.get();
   a.h0 = static_cast<const float*>(in.h0.get());
+  a.workspace = ws.get();
+  a.workspace_bytes = ws.bytes();
+  return a;
+}
+
+// One call of the pass on `s`.
+gdn_status call_pass(const Variant& v, Pass pass, const Inputs& in, const DeviceBuffer& ws,
+                     cudaStream_t s) {
+  const auto stream = reinterpret_cast<gdn_stream_t>(s);
+  if (pass == Pass::Forward) {
+    auto a = with_inputs<gdn_fwd_args>(in, ws);
+    a.o = in.o.get();
+    a.ht = static_cast<float*>(in.ht.get());
+    return v.run_fwd(in.problem, a, stream);
+  }
+  auto a = with_inputs<gdn_bwd_args>(in, ws);
   a.d_o = in.d_o.get();
   a.dht = static_cast<const float*>(in.dht.get());
   a.dq = in.dq.get();
@@ -138,8 +139,6 @@ gdn_status call_pass(const Variant& v, Pass pass, const Inputs& in, const Device
   a.dg = static_cast<float*>(in.dg.get());
   a.dbeta = in.dbeta.get();
   a.dh0 = static_cast<float*>(in.dh0.get());
-  a.workspace = ws.get();
-  a.workspace_bytes = ws.bytes();
   return v.run_bwd(in.problem, a, stream);
 }
 
