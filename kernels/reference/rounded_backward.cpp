@@ -299,6 +299,9 @@ BwdOutputs rounded_backward(const Shape& s, const Inputs& in, const Grads& gr, c
         }
         detail::scatter_scalars(out.dg, starts[c], s.Hv, h, dg);
         detail::scatter_scalars(out.dbeta, starts[c], s.Hv, h, dbeta);
+        if (m.head_parts16 && group > 1)
+          for (Mat* part : {&dq, &dk})
+            for (double& x : part->a) x = m.round16(x);
         detail::scatter_add_rows(out.dq, starts[c], s.Hk, kh, dq);
         detail::scatter_add_rows(out.dk, starts[c], s.Hk, kh, dk);
       }

@@ -20,6 +20,14 @@ struct Named {
   void (*apply)(rr::Model&);
 };
 
+// The fused kernel's path: its roundings, short chunks in fp32 but S (exact only from h0).
+void fused_fp32_h0(rr::Model& m) {
+  m.fused = true;
+  m.split.short_chunks = rr::kAllPoints & ~rr::kStates;
+  m.split.short_first_chunks = rr::kStates;
+  m.split.to_fp32 = true;
+}
+
 const Named kSchemes[] = {
     {"float64", "no rounding: the float64 chunked backward", [](rr::Model& m) { m.points = 0; }},
     {"kernels", "the CUDA backward's roundings", [](rr::Model&) {}},
@@ -55,11 +63,12 @@ const Named kSchemes[] = {
      [](rr::Model& m) { m.split.first_chunks = m.split.last_chunks = rr::kAllPoints; }},
     {"fused", "the fused kernel's roundings (fused_bwd.cuh)", [](rr::Model& m) { m.fused = true; }},
     {"fused-fp32-h0", "the fused kernel's roundings and the fp32 repair of short chunks (its path)",
+     fused_fp32_h0},
+    {"fused-fp32-h0-parts16",
+     "fused-fp32-h0 with each value head's dq and dk in the input dtype before the GVA group sum",
      [](rr::Model& m) {
-       m.fused = true;
-       m.split.short_chunks = rr::kAllPoints & ~rr::kStates;
-       m.split.short_first_chunks = rr::kStates;
-       m.split.to_fp32 = true;
+       fused_fp32_h0(m);
+       m.head_parts16 = true;
      }},
 };
 

@@ -100,6 +100,9 @@ struct Model {
   // The fused kernel's path (see the header) instead of the reverse chain's and the local
   // kernel's; split_dag_short and exact_sdot_at_ends do not apply to it.
   bool fused = false;
+  // A candidate workspace: each value head's dq and dk rounded to the input dtype before the
+  // sum over its GVA group (the kernels keep them in fp32). No effect without a group.
+  bool head_parts16 = false;
 };
 
 // The chunked backward under the model; outputs as oracle_backward's (dq, dk summed over the
