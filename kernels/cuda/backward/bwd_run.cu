@@ -83,9 +83,10 @@ BwdWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig
 // V-block: it is the forward's fastest layout at every anchor shape.
 constexpr int kRecomputeBlockV = 64;
 
-// dq, dk summed over each q/k head's partial sums in dq_h, dk_h (fp32, one per heads value
-// heads of its group), in a fixed order, into the caller's outputs.
-cudaError_t launch_dq_dk_group_sum(const Dims& d, int heads, const gdn_bwd_args& a,
+// dq, dk summed over each q/k head's partial sums in dq_h, dk_h (one per heads value heads of
+// its group; fp32, or the input dtype with parts16), in a fixed order, into the caller's
+// outputs.
+cudaError_t launch_dq_dk_group_sum(const Dims& d, int heads, bool parts16, const gdn_bwd_args& a,
                                    const BwdWorkspace& w, cudaStream_t s) {
   staged::BwdParams sum{};
   sum.f.d = d;
@@ -93,6 +94,7 @@ cudaError_t launch_dq_dk_group_sum(const Dims& d, int heads, const gdn_bwd_args&
   sum.f.d.group = d.group / heads;
   sum.dq_h = w.dq_h;
   sum.dk_h = w.dk_h;
+  sum.parts16 = parts16;
   sum.dq = a.dq;
   sum.dk = a.dk;
   return staged::launch_group_sum(sum, s);
@@ -309,7 +311,7 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
       // is each sequence's dht; the column-warp chain writes it as it does for its variants.
       err = launch_dstate_chain(cp_params, chain_roles, chain_bv, items, s);
     }
-    if (d.group > 1 && err == cudaSuccess) err = launch_dq_dk_group_sum(d, 1, a, w, s);
+    if (d.group > 1 && err == cudaSuccess) err = launch_dq_dk_group_sum(d, 1, true, a, w, s);
     if (err == cudaSuccess) err = launch_short_chunk_repair(short_chunk_params(d, a, w), s);
     return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
   }
@@ -349,7 +351,7 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   // 4. Unless a CTA walked a whole group: dq, dk summed over each q/k head's partial sums (one
   //    per local_heads value heads), in a fixed order.
   if (plan.local_heads < d.group) {
-    if (err == cudaSuccess) err = launch_dq_dk_group_sum(d, plan.local_heads, a, w, s);
+    if (err == cudaSuccess) err = launch_dq_dk_group_sum(d, plan.local_heads, false, a, w, s);
   }
 
   // 5. A sequence's short last chunk again in fp32, from the caller's dht (and h0), over the

@@ -169,11 +169,12 @@ struct FusedBwdParams {
   // boxes of 64 columns.
   CUtensorMap tmap_v, tmap_s;
   // dq, dk: the input dtype, [Ttot, Hk, K], when a q/k head serves one value head (group 1);
-  // else each value head's part, fp32 [Ttot, Hv, K], for the group sum.
+  // else each value head's part, also in the input dtype, [Ttot, Hv, K], for the group sum
+  // (in the workspace's fp32 planes, half of each used).
   void* dq;
   void* dk;
-  float* dq_h;
-  float* dk_h;
+  void* dq_h;
+  void* dk_h;
   float* dg;
   void* dbeta;
 };

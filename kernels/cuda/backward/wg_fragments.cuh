@@ -170,11 +170,11 @@ __device__ __forceinline__ void zero_rows_past_end(uint16_t* first, int tiles, i
   }
 }
 
-// Stores a 64 x 128 result (this thread's rows rm + g and + 8 below len) to a token-major
-// [Ttot, heads, 128] tensor at head `head`: 16-bit (to_elem) or fp32.
+// Stores a 64 x 128 result (this thread's rows rm + g and + 8 below len) in the input dtype to
+// a token-major [Ttot, heads, 128] tensor at head `head`.
 template <class Elem>
-__device__ __forceinline__ void store_rows(void* dst, bool to_elem, int heads, int head,
-                                           const ChunkInfo& ci, const float (&acc)[2][8][4], int rm) {
+__device__ __forceinline__ void store_rows(void* dst, int heads, int head, const ChunkInfo& ci,
+                                           const float (&acc)[2][8][4], int rm) {
   using Ops = fused::ElemOps<Elem>;
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 #pragma unroll
@@ -188,25 +188,24 @@ __device__ __forceinline__ void store_rows(void* dst, bool to_elem, int heads, i
       for (int nj = 0; nj < 8; ++nj) {
         const int col = 64 * nh + 8 * nj + 2 * t;
         const float x0 = acc[nh][nj][2 * half], x1 = acc[nh][nj][2 * half + 1];
-        if (to_elem)
-          *reinterpret_cast<uint32_t*>(static_cast<Elem*>(dst) + row + col) = Ops::pack(x0, x1);
-        else
-          *reinterpret_cast<float2*>(static_cast<float*>(dst) + row + col) = make_float2(x0, x1);
+        *reinterpret_cast<uint32_t*>(static_cast<Elem*>(dst) + row + col) = Ops::pack(x0, x1);
       }
   }
 }
 
 // dq or dk rows of a (chunk, v-head h) (this thread's rows rm + g and + 8 below the chunk's
-// length): the output itself (input dtype, [Ttot, Hk, K]) when each q/k head serves one value
-// head, else the head's fp32 part ([Ttot, Hv, K]) for the group sum.
+// length): the output itself ([Ttot, Hk, K]) when each q/k head serves one value head, else the
+// head's part ([Ttot, Hv, K]) for the group sum, both in the input dtype: 16-bit parts halve
+// their traffic and stay within the bars (the rounding model's head_parts16,
+// docs/decisions/backward-fused-kernel.md).
 template <class Elem>
-__device__ __forceinline__ void store_head_part(void* out, float* part, const Dims& d, int h,
+__device__ __forceinline__ void store_head_part(void* out, void* part, const Dims& d, int h,
                                                 const ChunkInfo& ci, const float (&acc)[2][8][4],
                                                 int rm) {
   if (d.group == 1)
-    store_rows<Elem>(out, true, d.Hk, h, ci, acc, rm);  // q/k head h
+    store_rows<Elem>(out, d.Hk, h, ci, acc, rm);  // q/k head h
   else
-    store_rows<Elem>(part, false, d.Hv, h, ci, acc, rm);
+    store_rows<Elem>(part, d.Hv, h, ci, acc, rm);
 }
 
 // A chunk's dg and dbeta from its per-row sums, by one warp (two rows a lane): dg = the reverse

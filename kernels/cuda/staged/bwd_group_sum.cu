@@ -1,6 +1,7 @@
 // Backward stage 3: dq and dk summed over the Hv / Hk value heads that share a k head, in a
-// fixed order (no atomics, so results are bit-identical run to run), converted to the
-// input dtype:  dq[t, kh, c] = sum_{g < group} dq_h[t, kh * group + g, c].
+// fixed order (no atomics, so results are bit-identical run to run), in fp32 from fp32 or
+// 16-bit parts (BwdParams::parts16), converted to the input dtype:
+// dq[t, kh, c] = sum_{g < group} dq_h[t, kh * group + g, c].
 #include "staged/kernels.cuh"
 
 namespace gdn::staged {
@@ -18,8 +19,9 @@ __global__ void group_sum_kernel(BwdParams p) {
     const int64_t src = (t * d.Hv + int64_t(kh) * d.group) * kK + c;
     float sq = 0.f, sk = 0.f;
     for (int g = 0; g < d.group; ++g) {
-      sq += p.dq_h[src + int64_t(g) * kK];
-      sk += p.dk_h[src + int64_t(g) * kK];
+      const int64_t i = src + int64_t(g) * kK;
+      sq += p.parts16 ? load_in(p.dq_h, i, d.in_bf16) : p.dq_h[i];
+      sk += p.parts16 ? load_in(p.dk_h, i, d.in_bf16) : p.dk_h[i];
     }
     store_in(p.dq, e, sq, d.in_bf16);
     store_in(p.dk, e, sk, d.in_bf16);

@@ -122,6 +122,8 @@ struct BwdParams {
   float* dw;
   float* dq_h;
   float* dk_h;
+  // The parts in dq_h, dk_h are in the input dtype (the fused backward's), not fp32.
+  bool parts16;
 };
 
 // Bump allocator over dynamic shared memory; the same sequence of take() calls on the host

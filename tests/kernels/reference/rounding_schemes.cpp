@@ -20,9 +20,11 @@ struct Named {
   void (*apply)(rr::Model&);
 };
 
-// The fused kernel's path: its roundings, short chunks in fp32 but S (exact only from h0).
+// The fused kernel's path: its roundings with 16-bit per-head dq, dk parts, short chunks in
+// fp32 but S (exact only from h0).
 void fused_fp32_h0(rr::Model& m) {
   m.fused = true;
+  m.head_parts16 = true;
   m.split.short_chunks = rr::kAllPoints & ~rr::kStates;
   m.split.short_first_chunks = rr::kStates;
   m.split.to_fp32 = true;
@@ -62,13 +64,14 @@ const Named kSchemes[] = {
     {"ends-all", "every point split in a sequence's first and last chunks",
      [](rr::Model& m) { m.split.first_chunks = m.split.last_chunks = rr::kAllPoints; }},
     {"fused", "the fused kernel's roundings (fused_bwd.cuh)", [](rr::Model& m) { m.fused = true; }},
-    {"fused-fp32-h0", "the fused kernel's roundings and the fp32 repair of short chunks (its path)",
+    {"fused-fp32-h0",
+     "the fused kernel's roundings, its 16-bit per-head dq and dk parts and the fp32 repair of "
+     "short chunks (its path)",
      fused_fp32_h0},
-    {"fused-fp32-h0-parts16",
-     "fused-fp32-h0 with each value head's dq and dk in the input dtype before the GVA group sum",
+    {"fused-fp32-parts", "fused-fp32-h0 with each value head's dq and dk summed over the GVA group in fp32",
      [](rr::Model& m) {
        fused_fp32_h0(m);
-       m.head_parts16 = true;
+       m.head_parts16 = false;
      }},
 };
 

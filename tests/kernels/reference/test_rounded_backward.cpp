@@ -115,13 +115,13 @@ TEST(RoundedBackward, TheFusedKernelsRoundingsMeetTheBarsWhereTheLocalKernelsMis
     }
 }
 
-// Each value head's dq and dk rounded to the input dtype before the GVA group sum (a 16-bit
-// workspace for the fused kernel's per-head parts, half the group sum's traffic): on the GVA
-// cases of the edge set the fused path still meets every bar, the rounding moves dq and dk (so
-// the switch is on) and nothing else, and without a group it changes nothing. Over 30 draws of
-// those cases (gdn-backward-rounding-study --scheme fused-fp32-h0 fused-fp32-h0-parts16
-// --draws 30 --first-seed 2000) the worst dq grew from 3.70e-3 to 4.06e-3 and dk from 4.80e-3
-// to 5.01e-3, against bars of 8e-3.
+// The fused kernel's per-head dq and dk parts in the input dtype before the GVA group sum (half
+// the group sum's traffic of fp32 parts): on the GVA cases of the edge set its path still meets
+// every bar, the rounding moves dq and dk against fp32 parts (so the switch is on) and nothing
+// else, and without a group it changes nothing. Over 30 draws of those cases
+// (gdn-backward-rounding-study --scheme fused-fp32-parts fused-fp32-h0 --draws 30
+// --first-seed 2000) the worst dq grew from 3.70e-3 to 4.06e-3 and dk from 4.80e-3 to 5.01e-3,
+// against bars of 8e-3.
 TEST(RoundedBackward, SixteenBitHeadPartsMeetTheBarsOnGroups) {
   const std::vector<ShapeCase> shapes = edge_cases(128, 128);
   for (const char* name : {"T65_gva3", "gva4_T100", "ragged7", "B2_T130_vk_noh0", "T1"})
@@ -130,8 +130,8 @@ TEST(RoundedBackward, SixteenBitHeadPartsMeetTheBarsOnGroups) {
       const size_t i = index_of(shapes, name);
       const RandomCase c = edge_case_draw(shapes[i], i, seed);
       const ref::BwdOutputs oracle = ref::oracle_backward(c.shape, c.inputs, c.grads);
-      const BackwardErrors fp32 = backward_errors(c, scheme("fused-fp32-h0", c.options.dtype), oracle);
-      const BackwardErrors parts = backward_errors(c, scheme("fused-fp32-h0-parts16", c.options.dtype), oracle);
+      const BackwardErrors fp32 = backward_errors(c, scheme("fused-fp32-parts", c.options.dtype), oracle);
+      const BackwardErrors parts = backward_errors(c, scheme("fused-fp32-h0", c.options.dtype), oracle);
       for (size_t k = 0; k < parts.rel.size(); ++k) {
         EXPECT_FALSE(parts.fails(k)) << kBackwardOutputs[k] << " " << parts.rel[k];
         const bool moved = k < 2 && c.shape.Hv > c.shape.Hk;  // dq, dk of a group

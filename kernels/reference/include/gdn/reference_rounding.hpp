@@ -100,8 +100,9 @@ struct Model {
   // The fused kernel's path (see the header) instead of the reverse chain's and the local
   // kernel's; split_dag_short and exact_sdot_at_ends do not apply to it.
   bool fused = false;
-  // A candidate workspace: each value head's dq and dk rounded to the input dtype before the
-  // sum over its GVA group (the kernels keep them in fp32). No effect without a group.
+  // Each value head's dq and dk rounded to the input dtype before the sum over its GVA group
+  // (the fused kernel's parts; the local kernel's, where a CTA walks part of a group, are
+  // fp32). No effect without a group.
   bool head_parts16 = false;
 };
 
