@@ -30,7 +30,9 @@
 //   dvnew16   [Ttot, Hv, V]          16-bit  gradient of V_new
 //   dq_h, dk_h [Ttot, Hv / local_heads, K] fp32  partial dq, dk per group of local_heads value
 //                                             heads (before the group sum; while a CTA walks
-//                                             its heads, its running sum)
+//                                             its heads, its running sum); the fused kernel's
+//                                             per value head in the input dtype, [Ttot, Hv, K]
+//                                             in the first half of each plane
 //   ready     [max_chunks, Hv] + 1   int     the chain's per-chunk counts when the local
 //                                             kernel runs beside it (ChainParams::ready), then
 //                                             the local kernel's queue (LocalParams::queue)
