@@ -5,6 +5,8 @@
 #
 #   scripts/gpu_check.sh OUTDIR [--stages LIST] [options]
 #   scripts/gpu_check.sh --pack DIR       (build here, copy the build to DIR for another machine)
+#   scripts/gpu_check.sh --pack FILE.tar.xz   (the same, as one archive: about 10 MB, which one
+#                                          call to the GPU machine carries; --build-dir takes it)
 #
 # Options:
 #   --stages LIST        comma-separated, in this order: resources,tests,sweep,tune,tune-bwd,
@@ -24,7 +26,8 @@
 #                        database back with --tune-db.
 #   --build-dir DIR      the build to use (default build-gpu); configured and built here
 #                        (Release, no GUI) when it holds no CMakeCache.txt. A build made on
-#                        another machine (--pack) is relocated to this checkout.
+#                        another machine (--pack) is relocated to this checkout; an archive
+#                        of --pack (FILE.tar.xz) is unpacked into $TMPDIR (default /tmp) first.
 #   --wheels DIR         wheels to install offline for the peers (default .whl, written by
 #                        scripts/fetch_wheels.sh); without any, FLA is left out.
 #   --peers-site DIR     FlashQLA and FlashInfer live: a folder the wheel loads were installed
@@ -97,13 +100,27 @@ build_here() {  # folder: a Release build without the GUI
     cmake --build "$1" -j "$(nproc)"
 }
 
-# ---- --pack: build here, copy what running needs to DIR -----------------------------------------
+# ---- --pack: build here, copy what running needs to DIR (or into one archive) --------------------
+# The archive holds the build as one top folder, `build`; the test binaries each link the
+# kernels' device code, which xz compresses about 17-fold (170 MB to 10 MB).
 if [[ -n $pack ]]; then
   build_here "${build_dir:-build-gpu}" || exit 1
+  archive=""
+  if [[ $pack == *.tar.xz ]]; then
+    archive=$pack
+    pack=$(mktemp -d)/build || exit 1
+  fi
   rm -rf "$pack" && mkdir -p "$(dirname "$pack")" || exit 1
   cp -a "${build_dir:-build-gpu}" "$pack" || exit 1
   # Object files and static archives are not needed to run: leave them behind.
   find "$pack" -type f \( -name '*.o' -o -name '*.a' \) -delete
+  if [[ -n $archive ]]; then
+    mkdir -p "$(dirname "$archive")" &&
+      tar -C "$(dirname "$pack")" -cf - build | xz -9 -T0 > "$archive.part" &&
+      mv "$archive.part" "$archive" || { rm -f "$archive.part"; exit 1; }
+    rm -rf "$(dirname "$pack")"
+    pack=$archive
+  fi
   du -sh "$pack"
   echo "run elsewhere with: scripts/gpu_check.sh OUTDIR --build-dir $pack"
   exit 0
@@ -139,6 +156,14 @@ relocate_build() {
 }
 
 build_dir=${build_dir:-build-gpu}
+if [[ $build_dir == *.tar.xz ]]; then  # an archive of --pack: unpacked afresh
+  [[ -f $build_dir ]] || die "--build-dir: no archive '$build_dir'"
+  unpacked=${TMPDIR:-/tmp}/gdn-packed-build
+  rm -rf "$unpacked" && mkdir -p "$unpacked" && xz -dc "$build_dir" | tar -C "$unpacked" -xf - ||
+    die "--build-dir: cannot unpack '$build_dir' into $unpacked"
+  [[ -f $unpacked/build/CMakeCache.txt ]] || die "--build-dir: '$build_dir' holds no build/CMakeCache.txt (not made by --pack)"
+  build_dir=$unpacked/build
+fi
 if [[ -f $build_dir/CMakeCache.txt ]]; then
   relocate_build "$build_dir"
   note "build: $build_dir"
