@@ -17,7 +17,7 @@ readonly DEBIAN_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libgtest-dev libcli11-dev libsqlite3-dev nlohmann-json3-dev libfmt-dev
   libimgui-dev libglfw3-dev libgl1-mesa-dri xvfb xauth
-  python3 python3-venv
+  python3 python3-venv xz-utils
   slurmctld slurmd slurm-client munge
 )
 # PyPI packages, one name==version per line, when the project needs any.
