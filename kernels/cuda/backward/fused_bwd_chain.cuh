@@ -64,22 +64,9 @@ __device__ __forceinline__ void fused_chain_wg(const FusedBwdParams& p, const Fu
     fused::named_sync(kBarDs, 256);
     fused::named_sync(kBarP, 256);
     float Y[2][8][4];
-#pragma unroll
-    for (int nh = 0; nh < 2; ++nh) wg_issue<8, kK, Elem, false, false, true>(Y[nh], sK, sDS, 64 * nh);
-    wg_wait<0>(Y[0]);
-    fused::fence_accumulators(Y[1]);
-#pragma unroll
-    for (int nh = 0; nh < 2; ++nh)
-#pragma unroll
-      for (int nj = 0; nj < 8; ++nj) {
-        Y[nh][nj][0] *= fa, Y[nh][nj][1] *= fa, Y[nh][nj][2] *= fb, Y[nh][nj][3] *= fb;
-      }
-    fused::fence_accumulators(Y[0]);  // the scaling stays above the next products' fence
-    fused::fence_accumulators(Y[1]);
-#pragma unroll
-    for (int nh = 0; nh < 2; ++nh) wg_issue<8, kC, Elem, true, false>(Y[nh], sP, sDO, 64 * nh);
-    wg_wait<0>(Y[0]);
-    fused::fence_accumulators(Y[1]);
+    wg_product_halves<kK, Elem, false, false, true>(Y, sK, sDS);
+    scale_rows_halves(Y, fa, fb);
+    wg_product_halves<kC, Elem, true, false>(Y, sP, sDO);
 #pragma unroll
     for (int nh = 0; nh < 2; ++nh) store16<8, Elem>(sDVN, Y[nh], th.rm, 64 * nh);
     fused::fence_proxy_async_shared();
@@ -89,10 +76,7 @@ __device__ __forceinline__ void fused_chain_wg(const FusedBwdParams& p, const Fu
     // 2. W = T^T dVn (A = T^T: T's tile, rows = depth); dW' = diag(beta) W -> dv;
     //    Edw = -diag(e) dW' -> its tile.
     float W[2][8][4];
-#pragma unroll
-    for (int nh = 0; nh < 2; ++nh) wg_issue<8, kC, Elem, true, false, true>(W[nh], sT, sDVN, 64 * nh);
-    wg_wait<0>(W[0]);
-    fused::fence_accumulators(W[1]);
+    wg_product_halves<kC, Elem, true, false, true>(W, sT, sDVN);
     {
       const int64_t row_a = ((ci.tok_begin + th.ra) * d.Hv + h) * kV, row_b = row_a + int64_t(8) * d.Hv * kV;
       Elem* const dv = static_cast<Elem*>(p.c.dv);
@@ -135,14 +119,10 @@ __device__ __forceinline__ void fused_chain_wg(const FusedBwdParams& p, const Fu
         for (int nh = 0; nh < 2; ++nh)
           fused::wgmma_m64n64k16<Elem, false>(dk[nh], va[kk], sDS.desc_nk(64 * nh, 16 * kk), kk > 0);
       fused::wgmma_commit();
-      wg_wait<0>(dk[0]);
-      fused::fence_accumulators(dk[1]);
+      wg_wait_halves(dk);
     }
     const float2 t1 = k_row_dot<Elem>(sK, dk, th.rm);
-#pragma unroll
-    for (int nh = 0; nh < 2; ++nh) wg_issue<8, kV, Elem, false, false>(dk[nh], sEdw, sS, 64 * nh);
-    wg_wait<0>(dk[0]);
-    fused::fence_accumulators(dk[1]);
+    wg_product_halves<kV, Elem, false, false>(dk, sEdw, sS);
     const float2 t2 = k_row_dot<Elem>(sK, dk, th.rm);
     FusedSums& sums = sm.sums(it % 2);
     if (th.t == 0) {
@@ -159,8 +139,7 @@ __device__ __forceinline__ void fused_chain_wg(const FusedBwdParams& p, const Fu
       wg_issue<8, kC, Elem, false, false>(dk[nh], sDTZ, sK, 64 * nh);
       wg_issue<8, kC, Elem, true, false>(dk[nh], sDTZ, sK, 64 * nh);
     }
-    wg_wait<0>(dk[0]);
-    fused::fence_accumulators(dk[1]);
+    wg_wait_halves(dk);
     fused::named_sync(kBarSdot, 256);  // before the release: the state's next arrival waits for it
     __syncwarp();
     if (th.lane == 0) fused::mbarrier_arrive(sm.empty());  // this warp has read the chunk's inputs

@@ -77,10 +77,7 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
     //    elements it read).
     {
       float u[2][8][4];
-#pragma unroll
-      for (int nh = 0; nh < 2; ++nh) wg_issue<8, kK, Elem, false, true, true>(u[nh], sK, sS, 64 * nh);
-      wg_wait<0>(u[0]);
-      fused::fence_accumulators(u[1]);
+      wg_product_halves<kK, Elem, false, true, true>(u, sK, sS);
 #pragma unroll
       for (int nh = 0; nh < 2; ++nh)
 #pragma unroll
@@ -116,8 +113,7 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
         for (int nh = 0; nh < 2; ++nh)
           fused::wgmma_m64n64k16<Elem, true>(vn[nh], ta[kk], sV.desc_kn(16 * kk, 64 * nh), kk > 0);
       fused::wgmma_commit();
-      wg_wait<0>(vn[0]);
-      fused::fence_accumulators(vn[1]);
+      wg_wait_halves(vn);
 #pragma unroll
       for (int nh = 0; nh < 2; ++nh) store16<8, Elem>(sVN, vn[nh], th.rm, 64 * nh);
     }
@@ -152,19 +148,8 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
       uint32_t pa[4][4];
       pack_a_fragments<Elem>(pa, dp);
       float dq[2][8][4];
-#pragma unroll
-      for (int nh = 0; nh < 2; ++nh) wg_issue<8, kV, Elem, false, false, true>(dq[nh], sDO, sS, 64 * nh);
-      wg_wait<0>(dq[0]);
-      fused::fence_accumulators(dq[1]);
-      const float sa = d.scale * ea, sb = d.scale * eb;
-#pragma unroll
-      for (int nh = 0; nh < 2; ++nh)
-#pragma unroll
-        for (int nj = 0; nj < 8; ++nj) {
-          dq[nh][nj][0] *= sa, dq[nh][nj][1] *= sa, dq[nh][nj][2] *= sb, dq[nh][nj][3] *= sb;
-        }
-      fused::fence_accumulators(dq[0]);  // the scaling stays above the next products' fence
-      fused::fence_accumulators(dq[1]);
+      wg_product_halves<kV, Elem, false, false, true>(dq, sDO, sS);
+      scale_rows_halves(dq, d.scale * ea, d.scale * eb);
       const float2 a = row_dot_parts<8, Elem>(dq[0], sQ, th.rm, 0);
       const float2 b = row_dot_parts<8, Elem>(dq[1], sQ, th.rm, 64);
       const float qs_a = quad_sum(a.x + b.x), qs_b = quad_sum(a.y + b.y);
@@ -177,8 +162,7 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
         for (int nh = 0; nh < 2; ++nh)
           fused::wgmma_m64n64k16<Elem, true>(dq[nh], pa[kk], sK.desc_kn(16 * kk, 64 * nh), true);
       fused::wgmma_commit();
-      wg_wait<0>(dq[0]);
-      fused::fence_accumulators(dq[1]);
+      wg_wait_halves(dq);
       store_head_part<Elem>(p.dq, p.dq_h, d, h, ci, dq, th.rm);
     }
 

@@ -48,6 +48,35 @@ __device__ __forceinline__ void wg_wait(float (&acc)[NT][4]) {
   fused::fence_accumulators(acc);
 }
 
+// A 64 x 128 result held as two n64 accumulators (columns 0 and 64): waited for, the second
+// half fenced against early reads too.
+__device__ __forceinline__ void wg_wait_halves(float (&acc)[2][8][4]) {
+  wg_wait<0>(acc[0]);
+  fused::fence_accumulators(acc[1]);
+}
+
+// The same result's product from shared tiles: both halves queued (B from columns or rows 0
+// and 64), then waited for.
+template <int kDepth, class Elem, bool kTransA, bool kBnk, bool kSet = false>
+__device__ __forceinline__ void wg_product_halves(float (&acc)[2][8][4], const Tile& a, const Tile& b) {
+#pragma unroll
+  for (int nh = 0; nh < 2; ++nh) wg_issue<8, kDepth, Elem, kTransA, kBnk, kSet>(acc[nh], a, b, 64 * nh);
+  wg_wait_halves(acc);
+}
+
+// Scales this thread's rows of that result (row rm + g by a, rm + g + 8 by b), fenced so that
+// the scaling stays above the next products on it.
+__device__ __forceinline__ void scale_rows_halves(float (&acc)[2][8][4], float a, float b) {
+#pragma unroll
+  for (int nh = 0; nh < 2; ++nh)
+#pragma unroll
+    for (int nj = 0; nj < 8; ++nj) {
+      acc[nh][nj][0] *= a, acc[nh][nj][1] *= a, acc[nh][nj][2] *= b, acc[nh][nj][3] *= b;
+    }
+  fused::fence_accumulators(acc[0]);
+  fused::fence_accumulators(acc[1]);
+}
+
 // Calls f(element, row, column) for a 16 x 8 NT accumulator at (r0, c0).
 template <int NT, class F>
 __device__ __forceinline__ void each(float (&acc)[NT][4], int r0, int c0, F f) {
