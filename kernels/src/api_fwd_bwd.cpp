@@ -20,6 +20,17 @@ gdn_status launch(const Variant& v, const gdn_problem& p, const gdn_bwd_args& a,
   return v.run_bwd(p, a, s);
 }
 
+// A training forward (a.save) runs a variant that keeps what the backward reads: the fused
+// family's (the staged forward keeps nothing). A backward with a.saved runs any variant: the
+// staged one computes everything again.
+gdn_status check_saving(const Variant& v, const gdn_fwd_args& a, std::string_view where) {
+  if (a.save == nullptr || v.config().family == Family::Fused) return GDN_OK;
+  return fail(GDN_ERROR_UNSUPPORTED,
+              cat(where, ": a->save: the variant dispatched for this problem, ", v.name(),
+                  ", keeps nothing for the backward (a training forward runs a fused variant)"));
+}
+gdn_status check_saving(const Variant&, const gdn_bwd_args&, std::string_view) { return GDN_OK; }
+
 // Runs the variant with `args.workspace` set; reports launch errors the variant did not.
 gdn_status launch_checked(const Variant& v, const gdn_problem& p, const auto& args,
                           gdn_stream_t stream, std::string_view where) {
@@ -44,6 +55,7 @@ gdn_status run_pass(Pass pass, const gdn_problem* p, const Args* a, gdn_stream_t
   DispatchDecision decision;
   if (gdn_status s = decide_for_call(pass, *p, facts, where, &decision); s != GDN_OK) return s;
   const Variant* variant = decision.variant;
+  if (gdn_status s = check_saving(*variant, *a, where); s != GDN_OK) return s;
   const size_t needed = variant->workspace_bytes(*p);
   if (gdn_status s = check_workspace(where, a->workspace, a->workspace_bytes, needed,
                                      variant->name());

@@ -16,6 +16,7 @@
 
 #include "device.hpp"
 #include "gdn/launch_plan.hpp"
+#include "training/saved_size.hpp"
 #include "status.hpp"
 #include "validation.hpp"
 
@@ -190,6 +191,37 @@ gdn_status check_launch(std::string_view where, const gdn_problem& p, const gdn_
   return fail(GDN_ERROR_INVALID_ARGUMENT, cat(where, ": a->launch->", why));
 }
 
+// The saved block of a training call (gdn_saved: a->save of the forward, a->saved of the
+// backward): a segment length a CP chunk loop runs (check_config's rule), bytes at least
+// gdn_saved_init's for that length, data present whenever the problem has tokens. Appends the
+// block to the call's tensors (written by the forward, read by the backward).
+gdn_status check_saved(std::string_view where, const char* argument, const gdn_problem& p,
+                       const ProblemFacts& f, const gdn_saved* saved, bool written,
+                       std::vector<Tensor>* tensors) {
+  if (saved == nullptr) return GDN_OK;
+  const std::string name = argument;
+  const int seg = saved->segment_chunks;
+  KernelConfig probe;
+  probe.cp_segment_chunks = seg;
+  if (!check_config(probe).ok)
+    return reject(GDN_ERROR_INVALID_ARGUMENT, where, (name + "->segment_chunks").c_str(),
+                  "0 or a power of two in [4, 256] (the CP segment length of gdn_saved_init)",
+                  cat(seg));
+  const size_t needed = fused::saved_bytes(p, seg);
+  if (saved->bytes < needed)
+    return reject(GDN_ERROR_INVALID_ARGUMENT, where, (name + "->bytes").c_str(),
+                  cat("at least ", needed, " bytes for this problem with ", seg,
+                      "-chunk segments (gdn_saved_init)"),
+                  cat(saved->bytes, " bytes"));
+  if (f.tokens > 0 && saved->data == nullptr)
+    return reject(GDN_ERROR_INVALID_ARGUMENT, where, (name + "->data").c_str(),
+                  cat("a device pointer to ", saved->bytes, " bytes (", f.tokens, " tokens)"),
+                  "NULL");
+  tensors->push_back({written ? "a->save->data" : "a->saved->data", saved->data,
+                      "the saved block", saved->bytes, kVectorAlign, written});
+  return GDN_OK;
+}
+
 }  // namespace
 
 gdn_status validate_fwd_args(const gdn_problem& p, const gdn_fwd_args* a, const ProblemFacts& f,
@@ -211,6 +243,8 @@ gdn_status validate_fwd_args(const gdn_problem& p, const gdn_fwd_args* a, const 
   std::vector<Tensor> tensors = input_tensors(p, t, b, a->q, a->k, a->v, a->g, a->beta, a->h0);
   tensors.push_back({"a->o", a->o, t.v, b.v, kVectorAlign, true});
   tensors.push_back({"a->ht", a->ht, t.state, b.state, kVectorAlign, true});
+  if (gdn_status s = check_saved(where, "a->save", p, f, a->save, true, &tensors); s != GDN_OK)
+    return s;
   return check_memory(where, std::move(tensors), a->workspace, a->workspace_bytes);
 }
 
@@ -244,6 +278,8 @@ gdn_status validate_bwd_args(const gdn_problem& p, const gdn_bwd_args* a, const 
   tensors.push_back({"a->dg", a->dg, t.gate, b.gate, 4, true});
   tensors.push_back({"a->dbeta", a->dbeta, t.beta, b.beta, dtype_bytes(p.beta_dtype), true});
   tensors.push_back({"a->dh0", a->dh0, t.state, b.state, kVectorAlign, true});
+  if (gdn_status s = check_saved(where, "a->saved", p, f, a->saved, false, &tensors); s != GDN_OK)
+    return s;
   return check_memory(where, std::move(tensors), a->workspace, a->workspace_bytes);
 }
 

@@ -41,6 +41,15 @@ class GdnProblem(ctypes.Structure):
     ]
 
 
+class GdnSaved(ctypes.Structure):
+    """gdn_saved: a training forward's saved block (data, bytes, segment_chunks)."""
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("bytes", ctypes.c_size_t),
+        ("segment_chunks", ctypes.c_int32),
+    ]
+
+
 class GdnFwdArgs(ctypes.Structure):
     _fields_ = [
         ("q", ctypes.c_void_p),
@@ -54,6 +63,7 @@ class GdnFwdArgs(ctypes.Structure):
         ("workspace", ctypes.c_void_p),
         ("workspace_bytes", ctypes.c_size_t),
         ("launch", ctypes.c_void_p),  # const gdn_launch_options*: NULL, the dispatched plan
+        ("save", ctypes.POINTER(GdnSaved)),  # training mode: NULL for inference
     ]
 
 
@@ -76,6 +86,7 @@ class GdnBwdArgs(ctypes.Structure):
         ("workspace", ctypes.c_void_p),
         ("workspace_bytes", ctypes.c_size_t),
         ("launch", ctypes.c_void_p),  # const gdn_launch_options*: NULL, the dispatched plan
+        ("saved", ctypes.POINTER(GdnSaved)),  # what the training forward saved, or NULL
     ]
 
 
@@ -106,6 +117,8 @@ _PROTOTYPES = {
     "gdn_validate_fwd": (ctypes.c_int, [_P(GdnProblem), _P(GdnFwdArgs)]),
     "gdn_validate_bwd": (ctypes.c_int, [_P(GdnProblem), _P(GdnBwdArgs)]),
     "gdn_fwd_workspace_size": (ctypes.c_size_t, [_P(GdnProblem)]),
+    "gdn_saved_init": (ctypes.c_int, [_P(GdnProblem), _P(GdnSaved)]),
+    "gdn_saved_size": (ctypes.c_size_t, [_P(GdnProblem), ctypes.c_int32]),
     "gdn_bwd_workspace_size": (ctypes.c_size_t, [_P(GdnProblem)]),
     "gdn_fwd": (ctypes.c_int, [_P(GdnProblem), _P(GdnFwdArgs), ctypes.c_void_p]),
     "gdn_bwd": (ctypes.c_int, [_P(GdnProblem), _P(GdnBwdArgs), ctypes.c_void_p]),
@@ -222,6 +235,23 @@ class Library:
     def bwd_workspace_size(self, problem):
         self.validate_problem(problem)
         return int(self.gdn_bwd_workspace_size(ctypes.byref(problem)))
+
+    def saved_init(self, problem):
+        """gdn_saved_init: (bytes, segment_chunks) of a training forward's saved block; raises
+        GdnUnsupportedError where the dispatched forward keeps nothing (the staged family)."""
+        saved = GdnSaved()
+        self.check(self.gdn_saved_init(ctypes.byref(problem), ctypes.byref(saved)),
+                   "gdn_saved_init")
+        return int(saved.bytes), int(saved.segment_chunks)
+
+    def saved_size(self, problem, segment_chunks):
+        """gdn_saved_size: the bytes of a saved block with segments of that length (no device
+        needed)."""
+        self.validate_problem(problem)
+        size = int(self.gdn_saved_size(ctypes.byref(problem), segment_chunks))
+        if size == 0:
+            self.check(1, "gdn_saved_size")  # an invalid segment length; the message says why
+        return size
 
     def fwd(self, problem, args, stream):
         self.check(self.gdn_fwd(ctypes.byref(problem), ctypes.byref(args), stream), "gdn_fwd")

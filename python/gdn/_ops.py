@@ -9,7 +9,7 @@ torch is absent.
 
 from . import _capi
 from ._checks import check_fwd_inputs
-from ._errors import GdnArgumentError, GdnNotAvailableError
+from ._errors import GdnArgumentError, GdnNotAvailableError, GdnUnsupportedError
 
 
 def _torch():
@@ -37,8 +37,29 @@ def _stream(torch):
     return _capi.ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
 
 
-def forward_raw(spec, q, k, v, g, beta, initial_state, output_final_state):
-    """One gdn_fwd call on the current stream; returns (o, final_state or None)."""
+def saved_layout(spec):
+    """(bytes, segment_chunks) of a training forward's saved block for this problem
+    (gdn_saved_init: the segment length is the dispatched backward's), or None where the
+    dispatched forward keeps nothing. A host-only decision on the concrete problem, so the
+    forward that writes the block and the backward that reads it agree on its layout."""
+    try:
+        return _capi.library().saved_init(spec.to_problem())
+    except GdnUnsupportedError:
+        return None
+
+
+def _saved_arg(saved, layout):
+    """The gdn_saved of a saved block tensor (None: none)."""
+    if saved is None or layout is None or saved.numel() < max(layout[0], 1):
+        return None
+    return _capi.GdnSaved(data=_ptr(saved), bytes=saved.numel(), segment_chunks=layout[1])
+
+
+def forward_raw(spec, q, k, v, g, beta, initial_state, output_final_state, save=False):
+    """One gdn_fwd call on the current stream; returns (o, final_state or None, saved).
+
+    save=True is training mode: saved is the block the backward reads (backward_raw's
+    `saved`, a uint8 tensor), or None where the dispatched forward keeps nothing."""
     torch = _torch()
     lib = _capi.library()
     problem = spec.to_problem()
@@ -46,19 +67,26 @@ def forward_raw(spec, q, k, v, g, beta, initial_state, output_final_state):
         o = torch.empty_like(v)
         ht = (torch.empty(spec.state_shape(), dtype=torch.float32, device=q.device)
               if output_final_state else None)
+        layout = saved_layout(spec) if save else None
+        saved = (torch.empty(layout[0], dtype=torch.uint8, device=q.device)
+                 if layout is not None and layout[0] > 0 else None)
+        save_arg = _saved_arg(saved, layout)
         ws = _workspace(torch, lib.fwd_workspace_size(problem), q.device)
         args = _capi.GdnFwdArgs(q=_ptr(q), k=_ptr(k), v=_ptr(v), g=_ptr(g), beta=_ptr(beta),
                                 h0=_ptr(initial_state), o=_ptr(o), ht=_ptr(ht),
-                                workspace=_ptr(ws), workspace_bytes=0 if ws is None else ws.numel())
+                                workspace=_ptr(ws), workspace_bytes=0 if ws is None else ws.numel(),
+                                save=None if save_arg is None else _capi.ctypes.pointer(save_arg))
         lib.fwd(problem, args, _stream(torch))
-    return o, ht
+    return o, ht, (saved if save_arg is not None else None)
 
 
-def backward_raw(spec, q, k, v, g, beta, initial_state, d_o, dht, want_dh0):
-    """One gdn_bwd call; returns (dq, dk, dv, dg, dbeta, dh0 or None)."""
+def backward_raw(spec, q, k, v, g, beta, initial_state, d_o, dht, want_dh0, saved=None):
+    """One gdn_bwd call; returns (dq, dk, dv, dg, dbeta, dh0 or None). saved: what
+    forward_raw(save=True) returned for the same problem and inputs (None: recomputed)."""
     torch = _torch()
     lib = _capi.library()
     problem = spec.to_problem()
+    saved_arg = _saved_arg(saved, saved_layout(spec)) if saved is not None else None
     with torch.cuda.device(q.device):
         dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
         dg, dbeta = torch.empty_like(g), torch.empty_like(beta)
@@ -69,7 +97,8 @@ def backward_raw(spec, q, k, v, g, beta, initial_state, d_o, dht, want_dh0):
                                 h0=_ptr(initial_state), d_o=_ptr(d_o), dht=_ptr(dht),
                                 dq=_ptr(dq), dk=_ptr(dk), dv=_ptr(dv), dg=_ptr(dg),
                                 dbeta=_ptr(dbeta), dh0=_ptr(dh0), workspace=_ptr(ws),
-                                workspace_bytes=0 if ws is None else ws.numel())
+                                workspace_bytes=0 if ws is None else ws.numel(),
+                                saved=None if saved_arg is None else _capi.ctypes.pointer(saved_arg))
         lib.bwd(problem, args, _stream(torch))
     return dq, dk, dv, dg, dbeta, dh0
 
@@ -119,7 +148,11 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     spec = check_fwd_inputs(q, k, v, g, beta, scale=scale, initial_state=initial_state,
                             cu_seqlens=cu_seqlens, cu_seqlens_cpu=cu_seqlens_cpu,
                             state_layout=state_layout, cuda_hint=hint, resolve=False)
-    o, final_state = torch.ops.gdn.chunk_gated_delta_rule_fwd(
+    # Training mode when a gradient will flow back: the forward keeps what the backward would
+    # otherwise compute again (gdn_saved; docs/training.md).
+    training = torch.is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in (q, k, v, g, beta, initial_state))
+    o, final_state, _ = torch.ops.gdn.chunk_gated_delta_rule_fwd(
         q, k, v, g, beta, initial_state, cu_seqlens, spec.cu_seqlens_offsets, spec.scale,
-        output_final_state, state_layout)
+        output_final_state, state_layout, training)
     return o, (final_state if output_final_state else None)

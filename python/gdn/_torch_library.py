@@ -19,7 +19,7 @@ from typing import List, Optional, Tuple
 import torch
 
 from . import _ops
-from ._checks import check_fwd_inputs, check_grad, dtype_name
+from ._checks import check_device_tensor, check_fwd_inputs, check_grad, dtype_name
 
 Tensor = torch.Tensor
 
@@ -40,23 +40,34 @@ def _none_marker(like):
 def chunk_gated_delta_rule_fwd(q: Tensor, k: Tensor, v: Tensor, g: Tensor, beta: Tensor,
                                initial_state: Optional[Tensor], cu_seqlens: Optional[Tensor],
                                cu_seqlens_cpu: Optional[List[int]], scale: Optional[float],
-                               output_final_state: bool, state_layout: str
-                               ) -> Tuple[Tensor, Tensor]:
-    """One gdn_fwd call: (o, final_state), final_state empty unless output_final_state."""
+                               output_final_state: bool, state_layout: str,
+                               save_for_backward: bool = False
+                               ) -> Tuple[Tensor, Tensor, Tensor]:
+    """One gdn_fwd call: (o, final_state, saved), final_state empty unless
+    output_final_state; saved, with save_for_backward (training mode), the uint8 block the
+    backward reads (gdn_saved), else empty."""
     spec = check_fwd_inputs(q, k, v, g, beta, scale=scale, initial_state=initial_state,
                             cu_seqlens=cu_seqlens, cu_seqlens_cpu=cu_seqlens_cpu,
                             state_layout=state_layout)
-    o, ht = _ops.forward_raw(spec, q, k, v, g, beta, initial_state, output_final_state)
-    return o, (ht if ht is not None else _none_marker(q))
+    o, ht, saved = _ops.forward_raw(spec, q, k, v, g, beta, initial_state, output_final_state,
+                                    save=save_for_backward)
+    return (o, (ht if ht is not None else _none_marker(q)),
+            saved if saved is not None else q.new_empty((0,), dtype=torch.uint8))
 
 
 @chunk_gated_delta_rule_fwd.register_fake
 def _fwd_fake(q, k, v, g, beta, initial_state, cu_seqlens, cu_seqlens_cpu, scale,
-              output_final_state, state_layout):
+              output_final_state, state_layout, save_for_backward=False):
     o = torch.empty_like(v)
-    if not output_final_state:
-        return o, _none_marker(q)
-    return o, q.new_empty(_state_shape(q, v, cu_seqlens, state_layout), dtype=torch.float32)
+    ht = (q.new_empty(_state_shape(q, v, cu_seqlens, state_layout), dtype=torch.float32)
+          if output_final_state else _none_marker(q))
+    # The saved block's size is the library's decision on the concrete problem (its CP segments
+    # follow the dispatched backward's plan, which depends on the lengths and the device): a
+    # size known only when the op runs. Meta tensors cannot carry such a size: there (shape
+    # propagation only) the block is empty, which the backward reads as none.
+    dynamic = save_for_backward and q.device.type != "meta"
+    saved_bytes = torch.library.get_ctx().new_dynamic_size() if dynamic else 0
+    return o, ht, q.new_empty((saved_bytes,), dtype=torch.uint8)
 
 
 @torch.library.custom_op("gdn::chunk_gated_delta_rule_bwd", mutates_args=())
@@ -64,23 +75,28 @@ def chunk_gated_delta_rule_bwd(q: Tensor, k: Tensor, v: Tensor, g: Tensor, beta:
                                initial_state: Optional[Tensor], cu_seqlens: Optional[Tensor],
                                cu_seqlens_cpu: Optional[List[int]], d_o: Tensor,
                                dht: Optional[Tensor], scale: Optional[float], state_layout: str,
-                               want_dh0: bool
+                               want_dh0: bool, saved: Optional[Tensor] = None
                                ) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
-    """One gdn_bwd call: (dq, dk, dv, dg, dbeta, dh0), dh0 empty unless want_dh0."""
+    """One gdn_bwd call: (dq, dk, dv, dg, dbeta, dh0), dh0 empty unless want_dh0. saved: the
+    training forward's block for these inputs (None or empty: computed again)."""
     spec = check_fwd_inputs(q, k, v, g, beta, scale=scale, initial_state=initial_state,
                             cu_seqlens=cu_seqlens, cu_seqlens_cpu=cu_seqlens_cpu,
                             state_layout=state_layout)
     check_grad("grad of o", d_o, v.device, tuple(v.shape), {dtype_name(v.dtype)})
     if dht is not None:
         check_grad("grad of final_state", dht, q.device, spec.state_shape(), {"float32"})
+    if saved is not None and saved.numel() > 0:
+        check_device_tensor("saved", saved, {"uint8"}, 1, v.device)
     dq, dk, dv, dg, dbeta, dh0 = _ops.backward_raw(spec, q, k, v, g, beta, initial_state, d_o,
-                                                   dht, want_dh0 and initial_state is not None)
+                                                   dht, want_dh0 and initial_state is not None,
+                                                   saved=saved if saved is not None and
+                                                   saved.numel() > 0 else None)
     return dq, dk, dv, dg, dbeta, (dh0 if dh0 is not None else _none_marker(q))
 
 
 @chunk_gated_delta_rule_bwd.register_fake
 def _bwd_fake(q, k, v, g, beta, initial_state, cu_seqlens, cu_seqlens_cpu, d_o, dht, scale,
-              state_layout, want_dh0):
+              state_layout, want_dh0, saved=None):
     grads = [torch.empty_like(t) for t in (q, k, v, g, beta)]
     if want_dh0 and initial_state is not None:
         dh0 = q.new_empty(_state_shape(q, v, cu_seqlens, state_layout), dtype=torch.float32)
@@ -91,17 +107,18 @@ def _bwd_fake(q, k, v, g, beta, initial_state, cu_seqlens, cu_seqlens_cpu, d_o, 
 
 def _setup_context(ctx, inputs, output):
     (q, k, v, g, beta, initial_state, cu_seqlens, cu_seqlens_cpu, scale, output_final_state,
-     state_layout) = inputs
-    # cu_seqlens is saved for the backward's call (and keeps its memory alive until then).
-    ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens)
+     state_layout, *_) = inputs
+    # cu_seqlens is saved for the backward's call (and keeps its memory alive until then), and
+    # the training forward's block (empty unless it ran with save_for_backward).
+    ctx.save_for_backward(q, k, v, g, beta, initial_state, cu_seqlens, output[2])
     ctx.cu_seqlens_cpu = cu_seqlens_cpu
     ctx.scale = scale
     ctx.output_final_state = output_final_state
     ctx.state_layout = state_layout
 
 
-def _backward(ctx, d_o, dht):
-    q, k, v, g, beta, initial_state, cu_seqlens = ctx.saved_tensors
+def _backward(ctx, d_o, dht, _d_saved):
+    q, k, v, g, beta, initial_state, cu_seqlens, saved = ctx.saved_tensors
     # Unused outputs get zero gradients; broadcast ones (o.sum()) get made contiguous here.
     d_o = (torch.zeros_like(v) if d_o is None else d_o.to(v.dtype)).contiguous()
     if ctx.output_final_state and dht is not None:
@@ -111,9 +128,9 @@ def _backward(ctx, d_o, dht):
     want_dh0 = initial_state is not None and ctx.needs_input_grad[5]
     dq, dk, dv, dg, dbeta, dh0 = chunk_gated_delta_rule_bwd(
         q, k, v, g, beta, initial_state, cu_seqlens, ctx.cu_seqlens_cpu, d_o, dht, ctx.scale,
-        ctx.state_layout, want_dh0)
+        ctx.state_layout, want_dh0, saved)
     return (dq, dk, dv, dg, dbeta, dh0 if want_dh0 else None,
-            None, None, None, None, None)
+            None, None, None, None, None, None)
 
 
 chunk_gated_delta_rule_fwd.register_autograd(_backward, setup_context=_setup_context)

@@ -74,10 +74,11 @@ def ours_train(inp):
     spec = _spec(inp)
 
     def step():
-        # The autograd forward saves only its inputs; the backward recomputes from them.
-        forward_raw(spec, inp.q, inp.k, inp.v, inp.g, inp.beta, inp.h0, True)
+        # The autograd forward in training mode: it keeps the saved block for the backward.
+        _, _, saved = forward_raw(spec, inp.q, inp.k, inp.v, inp.g, inp.beta, inp.h0, True,
+                                  save=True)
         return backward_raw(spec, inp.q, inp.k, inp.v, inp.g, inp.beta, inp.h0, inp.do,
-                            inp.dht, True)
+                            inp.dht, True, saved=saved)
     return step
 
 

@@ -39,6 +39,7 @@ int main(void) {
   FIELD(gdn_fwd_args, workspace);
   FIELD(gdn_fwd_args, workspace_bytes);
   FIELD(gdn_fwd_args, launch);
+  FIELD(gdn_fwd_args, save);
   SIZE(gdn_bwd_args);
   FIELD(gdn_bwd_args, q);
   FIELD(gdn_bwd_args, k);
@@ -57,6 +58,11 @@ int main(void) {
   FIELD(gdn_bwd_args, workspace);
   FIELD(gdn_bwd_args, workspace_bytes);
   FIELD(gdn_bwd_args, launch);
+  FIELD(gdn_bwd_args, saved);
+  SIZE(gdn_saved);
+  FIELD(gdn_saved, data);
+  FIELD(gdn_saved, bytes);
+  FIELD(gdn_saved, segment_chunks);
   SIZE(gdn_cp_rank_plan);
   FIELD(gdn_cp_rank_plan, rank);
   FIELD(gdn_cp_rank_plan, num_ranks);

@@ -60,17 +60,21 @@ class AutogradStepTest(unittest.TestCase):
 class OursTrainTest(unittest.TestCase):
     def test_raw_calls_are_the_autograd_functions_forward_then_backward(self):
         inp, log = cpu_inputs(), []
-        spec = object()
+        spec, block = object(), object()
         with mock.patch.object(peers, "_spec", lambda i: spec), \
              mock.patch.object(peers, "ours_train_uses_torch_op", lambda: False), \
-             mock.patch.object(peers, "forward_raw", lambda *a: log.append(("fwd", a))), \
+             mock.patch.object(peers, "forward_raw",
+                               lambda *a, **kw: log.append(("fwd", a, kw)) or (1, 2, block)), \
              mock.patch.object(peers, "backward_raw",
-                               lambda *a: log.append(("bwd", a)) or "grads"):
+                               lambda *a, **kw: log.append(("bwd", a, kw)) or "grads"):
             self.assertEqual(peers.ours_train(inp)(), "grads")
-        self.assertEqual([name for name, _ in log], ["fwd", "bwd"])
-        fwd_args, bwd_args = log[0][1], log[1][1]
+        self.assertEqual([name for name, _, _ in log], ["fwd", "bwd"])
+        (_, fwd_args, fwd_kw), (_, bwd_args, bwd_kw) = log
         self.assertIs(fwd_args[0], spec)
         self.assertEqual(fwd_args[-1], True)  # output_final_state
+        # Training mode: the forward saves, the backward reads what it saved.
+        self.assertEqual(fwd_kw, {"save": True})
+        self.assertEqual(bwd_kw, {"saved": block})
         self.assertIs(bwd_args[0], spec)
         self.assertIs(bwd_args[7], inp.do)
         self.assertIs(bwd_args[8], inp.dht)

@@ -48,7 +48,8 @@ class AbiLayoutTest(unittest.TestCase):
             self.skipTest("GDN_ABI_LAYOUT unset (run through ctest)")
         lines = subprocess.run([program], capture_output=True, text=True, check=True).stdout.split("\n")
         mirrors = {"gdn_problem": _capi.GdnProblem, "gdn_fwd_args": _capi.GdnFwdArgs,
-                   "gdn_bwd_args": _capi.GdnBwdArgs, "gdn_cp_rank_plan": _capi.GdnCpRankPlan}
+                   "gdn_bwd_args": _capi.GdnBwdArgs, "gdn_cp_rank_plan": _capi.GdnCpRankPlan,
+                   "gdn_saved": _capi.GdnSaved}
         seen = 0
         for line in filter(None, lines):
             struct, field, value = line.split()

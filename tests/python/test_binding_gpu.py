@@ -14,6 +14,7 @@ except ImportError:
     HAVE_DEVICE = False
 
 import gdn
+from gdn._checks import check_fwd_inputs
 
 # docs/spec.md section 4 (bf16 inputs)
 BAR_FWD, BAR_GRAD, BAR_GATE_GRAD = 5e-3, 8e-3, 2e-2
@@ -160,6 +161,35 @@ class BindingGpuTest(unittest.TestCase):
             graph.replay()
             torch.cuda.synchronize()
             self.assertTrue(torch.equal(o1, o3) and torch.equal(h1, h3), "graph replay differs")
+
+    def test_training_forward_saves_for_the_backward(self):
+        # A sequence long enough for CP segments and a short one: the op in training mode returns
+        # the saved block (gdn_saved_init's size), the same outputs, and a backward reading it
+        # gives the gradients of one that computes everything again, within the oracle's bars.
+        x = make_inputs([6000, 300], Hk=2, Hv=4, seed=13)
+        args = (x["q"], x["k"], x["v"], x["g"], x["beta"], x["initial_state"], x["cu_seqlens"],
+                x["cu_seqlens_cpu"], None, True, "kv")
+        fwd, bwd = torch.ops.gdn.chunk_gated_delta_rule_fwd, torch.ops.gdn.chunk_gated_delta_rule_bwd
+        o, ht, saved = fwd(*args, True)
+        o2, ht2, none = fwd(*args, False)
+        spec = check_fwd_inputs(*args[:5], initial_state=x["initial_state"],
+                                cu_seqlens=x["cu_seqlens"], cu_seqlens_cpu=x["cu_seqlens_cpu"])
+        nbytes, segment = gdn.library().saved_init(spec.to_problem())
+        self.assertEqual((saved.numel(), saved.dtype, none.numel()), (nbytes, torch.uint8, 0))
+        print(f"saved block: {nbytes} bytes, {segment}-chunk segments")
+        self.assertLessEqual(rel(o, o2), BAR_FWD)
+        self.assertLessEqual(rel(ht, ht2), BAR_FWD)
+        gen = torch.Generator(device="cuda").manual_seed(14)
+        do = torch.randn(o.shape, generator=gen, device="cuda").to(o.dtype)
+        dht = torch.randn(ht.shape, generator=gen, device="cuda")
+        grads = bwd(*args[:8], do, dht, None, "kv", True, saved)
+        again = bwd(*args[:8], do, dht, None, "kv", True, saved)
+        recomputed = bwd(*args[:8], do, dht, None, "kv", True, None)
+        for name, got, rerun, want in zip(("q", "k", "v", "g", "beta", "h0"), grads, again,
+                                          recomputed):
+            self.assertTrue(torch.equal(got, rerun), f"d{name}: a rerun from the block differs")
+            bar = BAR_GATE_GRAD if name in ("g", "beta") else BAR_GRAD
+            self.assertLessEqual(rel(got, want), bar, f"d{name}")
 
     def test_variant_name(self):
         x = make_inputs([4096], Hk=2, Hv=8)

@@ -70,11 +70,12 @@ class RegistrationTest(unittest.TestCase):
     def test_schemas(self):
         fwd = str(FWD.default._schema)
         self.assertIn("Tensor? initial_state, Tensor? cu_seqlens, SymInt[]? cu_seqlens_cpu, "
-                      "float? scale, bool output_final_state, str state_layout", fwd)
-        self.assertTrue(fwd.endswith("-> (Tensor, Tensor)"), fwd)
+                      "float? scale, bool output_final_state, str state_layout, "
+                      "bool save_for_backward=False", fwd)
+        self.assertTrue(fwd.endswith("-> (Tensor, Tensor, Tensor)"), fwd)
         bwd = str(BWD.default._schema)
-        self.assertIn("Tensor d_o, Tensor? dht, float? scale, str state_layout, bool want_dh0",
-                      bwd)
+        self.assertIn("Tensor d_o, Tensor? dht, float? scale, str state_layout, bool want_dh0, "
+                      "Tensor? saved=None", bwd)
         self.assertTrue(bwd.endswith("-> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)"), bwd)
         # Functional ops: nothing is mutated or aliased, so AOTAutograd and CUDA graphs may
         # reorder and replay them freely.
@@ -115,14 +116,14 @@ class FakeTensorTest(unittest.TestCase):
 
     def test_autograd_registered_through_torch_library(self):
         args = meta_args()
-        o, ht = FWD(*args)
+        o, ht, _ = FWD(*args)
         (o.float().sum() + ht.sum()).backward()
         for t in args[:6]:
             self.assertEqual((t.grad.shape, t.grad.dtype), (t.shape, t.dtype))
         # An initial state that needs no gradient gets none (dh0 is not computed).
         args = meta_args()
         args[5].requires_grad_(False)
-        o, _ = FWD(*args)
+        o, _, _ = FWD(*args)
         o.float().sum().backward()
         self.assertIsNone(args[5].grad)
         self.assertEqual(args[0].grad.shape, args[0].shape)
@@ -179,21 +180,29 @@ class CompileTest(unittest.TestCase):
 
     def test_backward_graph_holds_the_backward_op(self):
         # On meta tensors (see meta_args): AOTAutograd's joint trace runs the autograd engine.
-        def step(q, k, v, g, beta, initial_state, cu_seqlens):
-            o, ht = FWD(q, k, v, g, beta, initial_state, cu_seqlens, *args[7:])
-            return torch.nn.functional.silu(o) * 2, ht + 1
+        # In training mode (save_for_backward) the forward's saved block flows from the forward
+        # graph into the backward op (empty on meta tensors; its size is decided when the op
+        # runs, test_torch_ops_gpu traces that).
+        for save in (False, True):
+            with self.subTest(save_for_backward=save):
+                self.graphs = {"dynamo": [], "forward": [], "backward": []}
 
-        backend = aot_autograd(fw_compiler=self.record("forward"),
-                               bw_compiler=self.record("backward"))
-        args = meta_args()
-        o, ht = torch.compile(step, fullgraph=True, backend=backend)(*args[:7])
-        (o.float().sum() + ht.sum()).backward()
-        self.assertEqual([gdn_ops(g) for g in self.graphs["forward"]],
-                         [["gdn.chunk_gated_delta_rule_fwd.default"]])
-        self.assertEqual([gdn_ops(g) for g in self.graphs["backward"]],
-                         [["gdn.chunk_gated_delta_rule_bwd.default"]])
-        for t in args[:6]:
-            self.assertEqual(t.grad.shape, t.shape)
+                def step(q, k, v, g, beta, initial_state, cu_seqlens):
+                    o, ht, _ = FWD(q, k, v, g, beta, initial_state, cu_seqlens, *args[7:], save)
+                    return torch.nn.functional.silu(o) * 2, ht + 1
+
+                backend = aot_autograd(fw_compiler=self.record("forward"),
+                                       bw_compiler=self.record("backward"))
+                args = meta_args()
+                o, ht = torch.compile(step, fullgraph=True, backend=backend)(*args[:7])
+                (o.float().sum() + ht.sum()).backward()
+                self.assertEqual([gdn_ops(g) for g in self.graphs["forward"]],
+                                 [["gdn.chunk_gated_delta_rule_fwd.default"]])
+                self.assertEqual([gdn_ops(g) for g in self.graphs["backward"]],
+                                 [["gdn.chunk_gated_delta_rule_bwd.default"]])
+                for t in args[:6]:
+                    self.assertEqual(t.grad.shape, t.shape)
+                torch._dynamo.reset()
 
     def test_dynamic_lengths_trace_once(self):
         # Another token count reuses the graph: sizes are not pinned by the binding's checks.

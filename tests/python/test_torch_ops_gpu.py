@@ -142,6 +142,10 @@ class OpcheckTest(unittest.TestCase):
         x = make_inputs([200], Hk=2, Hv=4, seed=64)
         samples.append((x["q"], x["k"], x["v"], x["g"], x["beta"], x["initial_state"],
                         x["cu_seqlens"], x["cu_seqlens_cpu"], scale, False, "kv"))
+        # Training mode: the saved block, whose size the library decides when the op runs.
+        y = leaves(make_inputs([1500, 70], Hk=1, Hv=2, seed=65), DIFF)
+        samples.append((y["q"], y["k"], y["v"], y["g"], y["beta"], y["initial_state"],
+                        y["cu_seqlens"], y["cu_seqlens_cpu"], scale, True, "kv", True))
         return samples
 
     def test_forward_op(self):
@@ -158,6 +162,12 @@ class OpcheckTest(unittest.TestCase):
         for dht_arg, want_dh0 in [(dht, True), (None, False)]:
             torch.library.opcheck(torch.ops.gdn.chunk_gated_delta_rule_bwd.default,
                                   (*common, dht_arg, 128 ** -0.5, "kv", want_dh0))
+        # With the block a training forward saved for these inputs.
+        _, _, saved = torch.ops.gdn.chunk_gated_delta_rule_fwd(*common[:8], 128 ** -0.5, True,
+                                                               "kv", True)
+        self.assertGreater(saved.numel(), 0)
+        torch.library.opcheck(torch.ops.gdn.chunk_gated_delta_rule_bwd.default,
+                              (*common, dht, 128 ** -0.5, "kv", True, saved))
 
 
 if __name__ == "__main__":

@@ -138,11 +138,24 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
                         gdn_stream_t stream) {
   const size_t need = bwd_workspace_bytes(p, c);
   if (a.workspace_bytes < need || (!a.workspace && need > 0)) return GDN_ERROR_WORKSPACE;
+  if (a.saved && a.saved->bytes < fused::saved_bytes(p, a.saved->segment_chunks))
+    return GDN_ERROR_WORKSPACE;
   const auto s = reinterpret_cast<cudaStream_t>(stream);
   const Dims d = staged::make_dims(p);
   if (d.num_seqs == 0) return GDN_OK;
   staged::WorkspaceCarver carver{static_cast<char*>(a.workspace)};
-  const BwdWorkspace w = carve(carver, d, c);
+  BwdWorkspace w = carve(carver, d, c);
+  // What a training forward saved (gdn_bwd_args::saved) replaces the prepare kernel's outputs;
+  // the saved block is read, never written (a second backward may read it again).
+  fused::SavedBuffers sv;
+  if (a.saved) {
+    staged::WorkspaceCarver saved{static_cast<char*>(a.saved->data)};
+    sv = fused::carve_saved(saved, d, a.saved->segment_chunks);
+    w.gcum = sv.gcum;
+    w.t16 = sv.t16;
+    w.t16_rows = sv.t16_rows;
+    w.gate_ef = sv.gate_ef;
+  }
   const int sms = staged::device_sm_count();
   const int cp = c.cp_segment_chunks;
   const BackwardPlan plan = plan_backward(c, plan_shape(p), PlanDevice{sms}, a.launch);
@@ -153,12 +166,15 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   if (cp > 0 && rcp != cp) return GDN_ERROR_INTERNAL;
   const int64_t rcp_segs = rcp > 0 ? fused::max_segments(d, rcp) : 0;
   if (rcp_segs > w.max_segs) return GDN_ERROR_INTERNAL;
+  // The saved start states serve when the forward ran its CP in the recompute's segments: the
+  // same segment table (a function of the chunk table and the length), so the same slots.
+  const bool saved_starts = a.saved && sv.segment_chunks > 0 && sv.segment_chunks == rcp;
 
   // 1. Chunk (and segment) tables, the prepare kernel (gamma; T lower-packed and row-major;
   //    e, f, beta), the forward recompute: each chunk's start state, no output.
   cudaError_t err = fused::build_tables(p, d, rcp, w.chunk_first, w.table, nullptr, w.seg_first,
                                         w.segs, rcp_segs, s);
-  if (err == cudaSuccess && d.max_chunks > 0) {
+  if (err == cudaSuccess && d.max_chunks > 0 && !a.saved) {
     staged::FwdParams prep{};
     prep.d = d;
     prep.q = a.q;
@@ -197,11 +213,11 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   if (rcp > 0) {
     fp.segs = w.segs;
     fp.transfer = w.transfer;
-    fp.starts = w.starts;
+    fp.starts = saved_starts ? sv.starts : w.starts;
     fp.mode = fused::Mode::Transition;  // pass 1: [M | N] of every segment but the last
-    if (err == cudaSuccess)
+    if (err == cudaSuccess && !saved_starts)
       err = fused::launch_chunk_loop_cw<kRecomputeBlockV>(fp, static_cast<unsigned>(rcp_segs), s);
-    if (err == cudaSuccess)
+    if (err == cudaSuccess && !saved_starts)
       err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, rcp_segs, w.starts, plan.fixup_cols,
                                    fused::TransferM::Stored, s);
     fp.mode = fused::Mode::Output;
@@ -282,9 +298,12 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     cp_params.transition = true;
     if (err == cudaSuccess)
       err = launch_dstate_chain(cp_params, chain_roles, chain_bv, w.max_segs, s);
+    // The forward's M: the recompute's pass 1 left it in transfer, or the training forward's
+    // pass 1 in the saved block (transfer then holds only this pass 1's N columns).
     if (err == cudaSuccess)
       err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, plan.fixup_cols,
-                                   fused::TransferM::ForwardTransposed, s);
+                                   fused::TransferM::ForwardTransposed, s,
+                                   saved_starts ? sv.transfer : nullptr);
     cp_params.transition = false;
     if (!fused_kernel && err == cudaSuccess)
       err = launch_dstate_chain(cp_params, c.roles, c.block_v, w.max_segs, s);

@@ -202,12 +202,13 @@ __global__ void __launch_bounds__(kFixThreads)
 }
 
 // The fix-up's tensor maps of transfer [max_segs Hv K rows, 2 K] fp32: boxes of K rows x kLdM
-// columns (M's, and 4 of N's riding along), and of K rows x kLdH columns (N's, from K + v0).
+// columns (M's, and 4 of N's riding along), from m_transfer, and of K rows x kLdH columns
+// (N's, from K + v0), from transfer.
 template <int Cols>
-cudaError_t fixup_maps(const Dims& d, const float* transfer, int64_t max_segs, CUtensorMap* m_map,
-                       CUtensorMap* n_map) {
+cudaError_t fixup_maps(const Dims& d, const float* transfer, const float* m_transfer,
+                       int64_t max_segs, CUtensorMap* m_map, CUtensorMap* n_map) {
   const int64_t rows = max_segs * d.Hv * kK;
-  cudaError_t err = encode_f32_tile_map(m_map, transfer, rows, 2 * kV, kK, kLdM);
+  cudaError_t err = encode_f32_tile_map(m_map, m_transfer, rows, 2 * kV, kK, kLdM);
   if (err == cudaSuccess)
     err = encode_f32_tile_map(n_map, transfer, rows, 2 * kV, kK, FixupSmem<Cols>::kLdH);
   return err;
@@ -216,9 +217,9 @@ cudaError_t fixup_maps(const Dims& d, const float* transfer, int64_t max_segs, C
 template <int Cols>
 cudaError_t launch_cp_fixup_cols(const Dims& d, const int64_t* seg_first, const float* transfer,
                                  int64_t max_segs, float* starts, TransferM m,
-                                 cudaStream_t stream) {
+                                 cudaStream_t stream, const float* m_transfer) {
   CUtensorMap m_map, n_map;
-  cudaError_t err = fixup_maps<Cols>(d, transfer, max_segs, &m_map, &n_map);
+  cudaError_t err = fixup_maps<Cols>(d, transfer, m_transfer, max_segs, &m_map, &n_map);
   if (err != cudaSuccess) return err;
   const auto kernel = m == TransferM::ForwardTransposed ? cp_fixup_kernel<Cols, true>
                                                         : cp_fixup_kernel<Cols, false>;
@@ -250,11 +251,12 @@ cudaError_t build_segment_table(const Dims& d, int seg_chunks, const int64_t* ch
 
 cudaError_t launch_cp_fixup(const Dims& d, const int64_t* seg_first, const float* transfer,
                             int64_t max_segs, float* starts, int cols, TransferM m,
-                            cudaStream_t stream) {
+                            cudaStream_t stream, const float* m_transfer) {
+  const float* const m_src = m_transfer ? m_transfer : transfer;
   switch (cols) {
-    case 8: return launch_cp_fixup_cols<8>(d, seg_first, transfer, max_segs, starts, m, stream);
-    case 16: return launch_cp_fixup_cols<16>(d, seg_first, transfer, max_segs, starts, m, stream);
-    case 32: return launch_cp_fixup_cols<32>(d, seg_first, transfer, max_segs, starts, m, stream);
+    case 8: return launch_cp_fixup_cols<8>(d, seg_first, transfer, max_segs, starts, m, stream, m_src);
+    case 16: return launch_cp_fixup_cols<16>(d, seg_first, transfer, max_segs, starts, m, stream, m_src);
+    case 32: return launch_cp_fixup_cols<32>(d, seg_first, transfer, max_segs, starts, m, stream, m_src);
     default: return cudaErrorInvalidValue;
   }
 }

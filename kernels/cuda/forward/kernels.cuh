@@ -3,6 +3,7 @@
 #pragma once
 
 #include "forward/params.cuh"
+#include "training/saved_buffers.cuh"
 
 namespace gdn::fused {
 
@@ -44,9 +45,6 @@ cudaError_t build_segment_table(const Dims& d, int seg_chunks, const int64_t* ch
 // when tables_fit_one_block and the path is Auto, else with those builders (up to four
 // launches; PerTable forces them, for the test that compares the two).
 enum class TablesPath { Auto, PerTable };
-// Upper bound on the segment count of segments of cp chunks (the segment table's size):
-// sum_n max(1, ceil(chunks_n / cp)) <= ceil(chunks / cp) + N.
-int64_t max_segments(const Dims& d, int cp);
 bool tables_fit_one_block(int64_t max_chunks, int seg_chunks, int64_t max_segs);
 // Within the one-block path, the one-warp builder's share: at most 32 sequences and 2048
 // chunks (and segments).
@@ -70,8 +68,11 @@ enum class TransferM {
 // first segment's N at h0) and h_{i+1} = M_i h_i + N_i over the sequence's later segments,
 // writing starts[i + 1] (KV layout, fp32); transfer holds max_segs segments' [M | N] (M as
 // m says). cols: state columns per CTA, 8, 16 or 32 (the launch plan's fixup_cols).
+// m_transfer: where the M columns are read, in transfer's layout (nullptr: transfer itself);
+// the backward reads the forward's M from a training forward's saved block, which it never
+// writes.
 cudaError_t launch_cp_fixup(const Dims& d, const int64_t* seg_first, const float* transfer,
                             int64_t max_segs, float* starts, int cols, TransferM m,
-                            cudaStream_t stream);
+                            cudaStream_t stream, const float* m_transfer = nullptr);
 
 }  // namespace gdn::fused

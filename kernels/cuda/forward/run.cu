@@ -11,8 +11,6 @@
 
 namespace gdn::fused {
 
-int64_t max_segments(const Dims& d, int cp) { return (d.max_chunks + cp - 1) / cp + d.num_seqs; }
-
 namespace {
 
 struct FusedWorkspace {
@@ -139,15 +137,48 @@ void set_prepare_order(staged::ChunkWorkspace& ws, const Dims& d, int cp, const 
   }
 }
 
-gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const KernelConfig& c,
+namespace {
+
+// Training mode (gdn_fwd_args::save): the prepare kernel's outputs and, with saved segments,
+// the CP buffers move from the workspace into the saved block, where the backward finds them.
+// The prepare kernel then writes everything the backward reads (gcum, both layouts of T, the
+// gates), and the chunk loop reads its own operands from there.
+void use_saved(FusedWorkspace& w, const SavedBuffers& sv) {
+  w.gcum = sv.gcum;
+  w.gate_ef = sv.gate_ef;
+  if (sv.segment_chunks > 0) {
+    w.max_segs = sv.max_segs;
+    w.seg_first = sv.seg_first;
+    w.segs = sv.segs;
+    w.transfer = sv.transfer;
+    w.starts = sv.starts;
+  }
+}
+
+}  // namespace
+
+gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const KernelConfig& config,
                        gdn_stream_t stream) {
-  const size_t need = fwd_workspace_bytes(p, c);
+  const size_t need = fwd_workspace_bytes(p, config);
   if (a.workspace_bytes < need || (!a.workspace && need > 0)) return GDN_ERROR_WORKSPACE;
+  const gdn_saved* const save = a.save;
+  if (save && save->bytes < saved_bytes(p, save->segment_chunks)) return GDN_ERROR_WORKSPACE;
   const auto s = reinterpret_cast<cudaStream_t>(stream);
   const Dims d = staged::make_dims(p);
   if (d.num_seqs == 0) return GDN_OK;
   staged::WorkspaceCarver carver{static_cast<char*>(a.workspace)};
-  const FusedWorkspace w = carve(carver, d, c);
+  FusedWorkspace w = carve(carver, d, config);
+  // In training mode with saved segments the forward's exact CP runs in the saved segments:
+  // their start states are then the backward recompute's, and its transitions the M the
+  // backward's fix-up reads.
+  KernelConfig c = config;
+  SavedBuffers sv;
+  if (save) {
+    staged::WorkspaceCarver saved{static_cast<char*>(save->data)};
+    sv = carve_saved(saved, d, save->segment_chunks);
+    use_saved(w, sv);
+    if (sv.segment_chunks > 0) c.cp_segment_chunks = sv.segment_chunks;
+  }
 
   // Every launch decision below comes from the plan (gdn/launch_plan.hpp), made once per call
   // for the device's SM count, which also sizes the prepare grid and the fix-up.
@@ -182,6 +213,11 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     prep.ws.gate_ef = w.gate_ef;
     // The column-warp loop bulk-copies T and P straight into wgmma operand tiles.
     prep.ws.lower_packed16 = c.roles == WarpRoles::ColumnWarps;
+    if (save) {  // T in both layouts: lower-packed for the recompute, row-major for the rest
+      prep.ws.t16 = sv.t16;
+      prep.ws.t16_rows = sv.t16_rows;
+      prep.ws.lower_packed16 = true;
+    }
     prep.ws.ready = ready;
     if (exclusive) {
       prep.ws.claims = w.ready + d.max_chunks;
@@ -204,6 +240,7 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   fp.table = w.table;
   fp.gcum = w.gcum;
   fp.t16 = w.t16;
+  if (save) fp.t16 = c.roles == WarpRoles::ColumnWarps ? sv.t16 : sv.t16_rows;
   fp.scores16 = w.scores16;
   fp.gate_ef = w.gate_ef;
   fp.stages = c.stages;

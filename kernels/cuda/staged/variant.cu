@@ -57,6 +57,9 @@ class StagedVariant final : public Variant {
 
   gdn_status run_fwd(const gdn_problem& p, const gdn_fwd_args& a, gdn_stream_t s) const override {
     if (pass_ != Pass::Forward) return GDN_ERROR_INTERNAL;
+    // The staged forward keeps none of what the chunked backward reads (gdn_saved): a training
+    // forward runs a fused variant (gdn_saved_init and the dispatcher refuse the staged one).
+    if (a.save) return GDN_ERROR_UNSUPPORTED;
     const int sms = device_sm_count();
     return run_forward(p, a, config_.block_v,
                        plan_forward(config_, plan_shape(p), PlanDevice{sms}, a.launch), sms, s);

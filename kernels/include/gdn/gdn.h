@@ -103,6 +103,24 @@ typedef struct gdn_launch_options {
 /* Every field GDN_PLAN_RULE. */
 GDN_API void gdn_launch_options_init(gdn_launch_options* o);
 
+/* Training mode: what a forward keeps for the backward that follows it, so that the backward
+ * does not compute it again. The forward writes, in `data`:
+ *   - its prepare kernel's outputs: g's chunk-local cumulative sums (fp32), the gate-free
+ *     inverse T of every chunk (16-bit, in the two layouts the backward reads) and the
+ *     per-chunk exp gates and beta;
+ *   - with segment_chunks > 0, the CP segment table, each segment's transition (pass 1 of the
+ *     forward's exact CP, fp32) and each segment's start state (fp32), the forward's CP then
+ *     running in the segments of that length.
+ * The backward skips its prepare kernel and, when its forward recompute runs in segments of the
+ * same length (the dispatched backward's, which gdn_saved_init reads), the recompute's CP pass 1
+ * and fix-up. gdn_saved_init gives the size: 272 bytes per token and value head, plus
+ * 3072 / segment_chunks with segments (96 at 32-chunk segments); docs/training.md. */
+typedef struct gdn_saved {
+  void* data;              /* device memory of at least `bytes` bytes, 16-byte aligned */
+  size_t bytes;
+  int32_t segment_chunks;  /* CP segment length of the saved segment starts; 0: none */
+} gdn_saved;
+
 typedef struct gdn_fwd_args {
   const void* q;
   const void* k;
@@ -115,6 +133,7 @@ typedef struct gdn_fwd_args {
   void* workspace;      /* optional: NULL lets the library allocate stream-ordered memory */
   size_t workspace_bytes;
   const gdn_launch_options* launch; /* optional: plan pins (NULL: table entry, else rules) */
+  const gdn_saved* save;  /* optional: training mode, written for gdn_bwd (NULL: inference) */
 } gdn_fwd_args;
 
 typedef struct gdn_bwd_args {
@@ -135,6 +154,8 @@ typedef struct gdn_bwd_args {
   void* workspace;
   size_t workspace_bytes;
   const gdn_launch_options* launch; /* optional, as in the forward */
+  const gdn_saved* saved; /* optional: what gdn_fwd wrote with `save` for this problem and
+                             these inputs (NULL: the backward computes it again) */
 } gdn_bwd_args;
 
 /* Checks a problem alone (sizes, dtypes, host copy of cu_seqlens). gdn_validate_fwd/bwd run
@@ -146,6 +167,17 @@ typedef struct gdn_bwd_args {
 GDN_API gdn_status gdn_validate_problem(const gdn_problem* p);
 GDN_API gdn_status gdn_validate_fwd(const gdn_problem* p, const gdn_fwd_args* a);
 GDN_API gdn_status gdn_validate_bwd(const gdn_problem* p, const gdn_bwd_args* a);
+
+/* Fills *s for problem p: data = NULL, bytes and segment_chunks (that of the recompute of the
+ * backward gdn_bwd would dispatch to, with its table pins; 0 without CP). Needs a usable
+ * device (the dispatch reads its SM count), as gdn_fwd_variant_name does;
+ * GDN_ERROR_UNSUPPORTED when the forward gdn_fwd would dispatch to cannot save (the staged
+ * family). The caller allocates `bytes` of device memory and keeps it from the forward to the
+ * backward; a problem without tokens needs none (bytes 0). */
+GDN_API gdn_status gdn_saved_init(const gdn_problem* p, gdn_saved* s);
+/* The bytes of a saved block with segments of segment_chunks chunks (0: none; else a power of
+ * two in [4, 256]), without a device; 0 with the message set when p or the length is invalid. */
+GDN_API size_t gdn_saved_size(const gdn_problem* p, int32_t segment_chunks);
 
 /* Bytes of scratch a call needs; 0 with the message set when the problem is invalid. */
 GDN_API size_t gdn_fwd_workspace_size(const gdn_problem* p);

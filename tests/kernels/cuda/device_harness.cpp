@@ -162,12 +162,22 @@ gdn_bwd_args bwd_args(const DeviceCase& dc, const BwdOutputs& out, const DeviceB
   return a;
 }
 
-FwdRun run_forward(const Variant& variant, const DeviceCase& dc, const gdn_launch_options* pins) {
+SavedBlock::SavedBlock(const DeviceCase& dc, int segment_chunks)
+    : data(gdn_saved_size(&dc.problem, segment_chunks)) {
+  data.poison();  // the backward must read only what the forward wrote
+  desc.data = data.get();
+  desc.bytes = data.bytes();
+  desc.segment_chunks = segment_chunks;
+}
+
+FwdRun run_forward(const Variant& variant, const DeviceCase& dc, const gdn_launch_options* pins,
+                   const gdn_saved* save) {
   const FwdOutputs out(dc);
   DeviceBuffer ws(variant.workspace_bytes(dc.problem));
   ws.poison();  // the kernels must not depend on workspace contents
   gdn_fwd_args a = fwd_args(dc, out, ws);
   a.launch = pins;
+  a.save = save;
   FwdRun r;
   EventTimer timer;
   r.status = variant.run_fwd(dc.problem, a, nullptr);
@@ -184,6 +194,7 @@ BwdRun run_backward(const Variant& variant, const DeviceCase& dc, const RunOptio
   ws.poison();
   gdn_bwd_args a = bwd_args(dc, out, ws);
   a.launch = opt.pins;
+  a.saved = opt.saved;
   BwdRun r;
   EventTimer timer;
   r.status = variant.run_bwd(dc.problem, a, nullptr);

@@ -71,6 +71,15 @@ struct DeviceCase {
 struct RunOptions {
   bool want_dh0 = true;                       // backward: request dh0
   const gdn_launch_options* pins = nullptr;   // backward: the call's launch-plan pins
+  const gdn_saved* saved = nullptr;           // backward: a training forward's saved block
+};
+
+// A training forward's saved block (gdn_saved) for a case, poisoned: gdn_saved_size bytes
+// for CP segments of segment_chunks chunks (0: none).
+struct SavedBlock {
+  SavedBlock(const DeviceCase& dc, int segment_chunks);
+  DeviceBuffer data;
+  gdn_saved desc{};
 };
 
 // Status of the launch plus the copied-back outputs (after a device synchronisation).
@@ -103,8 +112,9 @@ gdn_fwd_args fwd_args(const DeviceCase& dc, const FwdOutputs& out, const DeviceB
 gdn_bwd_args bwd_args(const DeviceCase& dc, const BwdOutputs& out, const DeviceBuffer& ws);
 
 // pins: the call's launch-plan pins (gdn_fwd_args::launch; nullptr: the default rules).
+// save: training mode (gdn_fwd_args::save), nullptr for inference.
 FwdRun run_forward(const Variant& variant, const DeviceCase& dc,
-                   const gdn_launch_options* pins = nullptr);
+                   const gdn_launch_options* pins = nullptr, const gdn_saved* save = nullptr);
 BwdRun run_backward(const Variant& variant, const DeviceCase& dc, const RunOptions& opt = {});
 
 // The registered variants of one pass.

@@ -228,6 +228,64 @@ TEST_F(Backward, RecomputeInCpSegmentsOfItsOwnMatchesOracleAndTheUnsplitRecomput
   worst.print("RecomputeInCpSegmentsOfItsOwnMatchesOracleAndTheUnsplitRecompute");
 }
 
+// Training mode (gdn_saved): a fused forward writes the prepare kernel's outputs and, with
+// segments, its exact CP in those segments (their start states and transitions); the backward
+// reads them instead of computing them. For every backward variant: a block whose segments are
+// the variant's recompute's (its config's CP, else 16-chunk segments pinned by
+// recompute_cp_chunks), so its recompute skips CP pass 1 and the fix-up, and a block without
+// segments (the prepare outputs only); forward variants in turn. The forward's outputs meet the
+// forward's bars, the gradients the oracle's, and a rerun from the same block is bit-identical.
+TEST_F(Backward, TrainingForwardsSavedBlockServesEveryVariant) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_note(seed));
+  std::vector<const Variant*> forwards;
+  for (const Variant* f : variants_of(Pass::Forward))
+    if (f->config().family == Family::Fused) forwards.push_back(f);
+  ASSERT_FALSE(forwards.empty()) << "no fused forward variant registered";
+  WorstErrors worst;
+  const std::vector<ShapeCase> shapes = edge_cases(128, 128);
+  size_t turn = 0;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    CaseOptions copt;
+    copt.with_h0 = shapes[i].with_h0;
+    copt.with_dht = shapes[i].with_dht;
+    copt.dtype = i % 5 == 4 ? HalfType::FP16 : HalfType::BF16;
+    const RandomCase c = make_random_case(shapes[i].shape, derive_seed(seed, i), copt);
+    const ref::FwdOutputs rf = ref::oracle_forward(c.shape, c.inputs);
+    const ref::BwdOutputs r = ref::oracle_backward(c.shape, c.inputs, c.grads);
+    const DeviceCase dc(c, i % 2 == 1);
+    const std::string label = shapes[i].name + " (" + describe(c.shape) + ")";
+    for (const Variant* v : variants_) {
+      const int cp = v->config().cp_segment_chunks;
+      gdn_launch_options pins = kRulePins;
+      if (cp == 0) pins.recompute_cp_chunks = 16;
+      for (const int segment : {cp > 0 ? cp : 16, 0}) {
+        const Variant* f = forwards[turn++ % forwards.size()];
+        SCOPED_TRACE(f->name() + " saving for " + v->name() + " in " + std::to_string(segment) +
+                     "-chunk segments on " + label);
+        const SavedBlock block(dc, segment);
+        const FwdRun fwd = run_forward(*f, dc, nullptr, &block.desc);
+        ASSERT_EQ(fwd.status, GDN_OK);
+        const CheckReport frep = check_forward(c, rf, fwd.out);
+        EXPECT_TRUE(frep.passed()) << "forward:\n" << frep.summary();
+        RunOptions opt;
+        opt.want_dh0 = i % 3 != 2;
+        opt.pins = &pins;
+        opt.saved = &block.desc;
+        const BwdRun first = run_backward(*v, dc, opt);
+        ASSERT_EQ(first.status, GDN_OK);
+        const CheckReport rep = check_backward(c, r, first.out);
+        EXPECT_TRUE(rep.passed()) << rep.summary();
+        worst.note(rep, label);
+        const BwdRun second = run_backward(*v, dc, opt);
+        ASSERT_EQ(second.status, GDN_OK);
+        EXPECT_TRUE(same_bits(first.out, second.out)) << "rerun differs: not deterministic";
+      }
+    }
+  }
+  worst.print("TrainingForwardsSavedBlockServesEveryVariant");
+}
+
 // Gates and write strengths at their extremes: beta exactly 0 and 1 on every third token each,
 // a head of strong decay (g = -30 per token: exp underflows to 0 within a chunk) and one of
 // none (g = 0), on packed sequences of 63, 65 and 130 tokens, with h0 and dht, both layouts.
