@@ -34,7 +34,7 @@ COLUMNS = ["row", "h_qk", "h_v", "lengths", "variant_fwd", "variant_bwd", "segme
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", default="", help="row filter (scripts/bench_peers.py --rows)")
-    ap.add_argument("--out", default="", help="CSV path (default bench/results/training_mode_<time>.csv)")
+    ap.add_argument("--out", default="", help="CSV path (default: training_mode_<UTC time>.csv in the results folder)")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1234)
