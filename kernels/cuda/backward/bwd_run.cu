@@ -25,11 +25,7 @@ struct BwdWorkspace {
   float* gate_ef = nullptr;
   // CP: the config's segments (the recompute's and the chain's), else the recompute's own;
   // max_segs is the capacity: the segment count of the shortest segments it can run
-  int64_t max_segs = 0;
-  int64_t* seg_first = nullptr;
-  fused::Segment* segs = nullptr;
-  float* transfer = nullptr;
-  float* starts = nullptr;
+  fused::CpBuffers cp_bufs;
   uint16_t *states16 = nullptr, *dstate16 = nullptr, *dvnew16 = nullptr,
            *dvin16 = nullptr, *xq16 = nullptr;
   float *dq_h = nullptr, *dk_h = nullptr;
@@ -56,11 +52,7 @@ BwdWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig
   // sees): room for the shortest. Only the recompute uses them then, so they overlay the
   // chain's and the local gradients' buffers below, first written after the recompute.
   staged::WorkspaceCarver segments = c;
-  w.max_segs = fused::max_segments(d, cp > 0 ? cp : plan_values::kRecomputeCp[1]);
-  w.seg_first = segments.take<int64_t>(d.num_seqs + 1);
-  w.segs = segments.take<fused::Segment>(w.max_segs);
-  w.transfer = segments.take<float>(w.max_segs * d.Hv * kK * 2 * kV);
-  w.starts = segments.take<float>(w.max_segs * d.Hv * kK * kV);
+  w.cp_bufs = fused::carve_cp(segments, d, cp > 0 ? cp : plan_values::kRecomputeCp[1]);
   if (cp > 0) c = segments;  // the chain reads them too
   // dS' per chunk: the chain's output for the local kernel, and the short-chunk repair's
   // scratch (every config). The fused kernel keeps dV_new on chip.
@@ -165,15 +157,15 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   const int rcp = plan.recompute_cp_chunks;
   if (cp > 0 && rcp != cp) return GDN_ERROR_INTERNAL;
   const int64_t rcp_segs = rcp > 0 ? fused::max_segments(d, rcp) : 0;
-  if (rcp_segs > w.max_segs) return GDN_ERROR_INTERNAL;
+  if (rcp_segs > w.cp_bufs.max_segs) return GDN_ERROR_INTERNAL;
   // The saved start states serve when the forward ran its CP in the recompute's segments: the
   // same segment table (a function of the chunk table and the length), so the same slots.
   const bool saved_starts = a.saved && sv.segment_chunks > 0 && sv.segment_chunks == rcp;
 
   // 1. Chunk (and segment) tables, the prepare kernel (gamma; T lower-packed and row-major;
   //    e, f, beta), the forward recompute: each chunk's start state, no output.
-  cudaError_t err = fused::build_tables(p, d, rcp, w.chunk_first, w.table, nullptr, w.seg_first,
-                                        w.segs, rcp_segs, s);
+  cudaError_t err = fused::build_tables(p, d, rcp, w.chunk_first, w.table, nullptr,
+                                        w.cp_bufs.seg_first, w.cp_bufs.segs, rcp_segs, s);
   if (err == cudaSuccess && d.max_chunks > 0 && !a.saved) {
     staged::FwdParams prep{};
     prep.d = d;
@@ -211,14 +203,15 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     if (err == cudaSuccess) err = fused::encode_token_tile_map(&fp.tmap_v, a.v, d.Hv, d.Ttot, d.in_bf16);
   }
   if (rcp > 0) {
-    fp.segs = w.segs;
-    fp.transfer = w.transfer;
-    fp.starts = saved_starts ? sv.starts : w.starts;
+    fp.segs = w.cp_bufs.segs;
+    fp.transfer = w.cp_bufs.transfer;
+    fp.starts = saved_starts ? sv.cp_bufs.starts : w.cp_bufs.starts;
     fp.mode = fused::Mode::Transition;  // pass 1: [M | N] of every segment but the last
     if (err == cudaSuccess && !saved_starts)
       err = fused::launch_chunk_loop_cw<kRecomputeBlockV>(fp, static_cast<unsigned>(rcp_segs), s);
     if (err == cudaSuccess && !saved_starts)
-      err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, rcp_segs, w.starts, plan.fixup_cols,
+      err = fused::launch_cp_fixup(d, w.cp_bufs.seg_first, w.cp_bufs.transfer, rcp_segs,
+                                   w.cp_bufs.starts, plan.fixup_cols,
                                    fused::TransferM::Stored, s);
     fp.mode = fused::Mode::Output;
   }
@@ -291,22 +284,23 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     // then every segment from its end-state gradient (bwd_params.cuh). The recompute ran in
     // the same segments (the config's), so its pass 1 left each segment's forward M in
     // transfer; the reverse chain's M is its transpose, and pass 1 runs the N columns only.
-    cp_params.segs = w.segs;
-    cp_params.seg_first = w.seg_first;
-    cp_params.transfer = w.transfer;
-    cp_params.starts = w.starts;
+    cp_params.segs = w.cp_bufs.segs;
+    cp_params.seg_first = w.cp_bufs.seg_first;
+    cp_params.transfer = w.cp_bufs.transfer;
+    cp_params.starts = w.cp_bufs.starts;
     cp_params.transition = true;
     if (err == cudaSuccess)
-      err = launch_dstate_chain(cp_params, chain_roles, chain_bv, w.max_segs, s);
+      err = launch_dstate_chain(cp_params, chain_roles, chain_bv, w.cp_bufs.max_segs, s);
     // The forward's M: the recompute's pass 1 left it in transfer, or the training forward's
     // pass 1 in the saved block (transfer then holds only this pass 1's N columns).
     if (err == cudaSuccess)
-      err = fused::launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, plan.fixup_cols,
+      err = fused::launch_cp_fixup(d, w.cp_bufs.seg_first, w.cp_bufs.transfer, w.cp_bufs.max_segs,
+                                   w.cp_bufs.starts, plan.fixup_cols,
                                    fused::TransferM::ForwardTransposed, s,
-                                   saved_starts ? sv.transfer : nullptr);
+                                   saved_starts ? sv.cp_bufs.transfer : nullptr);
     cp_params.transition = false;
     if (!fused_kernel && err == cudaSuccess)
-      err = launch_dstate_chain(cp_params, c.roles, c.block_v, w.max_segs, s);
+      err = launch_dstate_chain(cp_params, c.roles, c.block_v, w.cp_bufs.max_segs, s);
   }
 
   if (fused_kernel) {
@@ -321,7 +315,7 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     fb.dk_h = w.dk_h;
     fb.dg = a.dg;
     fb.dbeta = a.dbeta;
-    const int64_t items = cp > 0 ? w.max_segs : d.num_seqs;
+    const int64_t items = cp > 0 ? w.cp_bufs.max_segs : d.num_seqs;
     if (err == cudaSuccess && d.Ttot > 0) {
       err = fused::encode_rows16_map(&fb.tmap_s, w.states16, d.max_chunks * d.Hv * kV, kK, kV, d.in_bf16);
       if (err == cudaSuccess) err = launch_fused_bwd(fb, items, s);

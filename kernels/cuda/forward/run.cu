@@ -22,12 +22,7 @@ struct FusedWorkspace {
   uint16_t* scores16 = nullptr;
   float* gate_ef = nullptr;
   int* ready = nullptr;
-  // CP only
-  int64_t max_segs = 0;
-  int64_t* seg_first = nullptr;
-  Segment* segs = nullptr;
-  float* transfer = nullptr;
-  float* starts = nullptr;
+  CpBuffers cp_bufs;  // CP only
 };
 
 FusedWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConfig& config) {
@@ -43,13 +38,7 @@ FusedWorkspace carve(staged::WorkspaceCarver& c, const Dims& d, const KernelConf
     w.gate_ef = c.take<float>(d.max_chunks * d.Hv * 3 * kC);
     w.ready = c.take<int>(d.max_chunks + staged::kClaimInts);  // the counts, then the claims
   }
-  if (cp > 0) {
-    w.max_segs = max_segments(d, cp);
-    w.seg_first = c.take<int64_t>(d.num_seqs + 1);
-    w.segs = c.take<Segment>(w.max_segs);
-    w.transfer = c.take<float>(w.max_segs * d.Hv * kK * 2 * kV);
-    w.starts = c.take<float>(w.max_segs * d.Hv * kK * kV);
-  }
+  if (cp > 0) w.cp_bufs = carve_cp(c, d, cp);
   return w;
 }
 
@@ -125,9 +114,9 @@ static_assert(sizeof(Segment) == 3 * sizeof(int64_t) && offsetof(Segment, chunk_
 
 void set_prepare_order(staged::ChunkWorkspace& ws, const Dims& d, int cp, const FusedWorkspace& w) {
   if (cp > 0) {
-    ws.order_bounds = reinterpret_cast<const int64_t*>(w.segs);
+    ws.order_bounds = reinterpret_cast<const int64_t*>(w.cp_bufs.segs);
     ws.order_stride = 3;
-    ws.order_units = w.max_segs;
+    ws.order_units = w.cp_bufs.max_segs;
     ws.order_unit_chunks = cp;
   } else if (d.num_seqs <= kMaxOrderedSeqs) {
     ws.order_bounds = w.chunk_first;
@@ -146,13 +135,7 @@ namespace {
 void use_saved(FusedWorkspace& w, const SavedBuffers& sv) {
   w.gcum = sv.gcum;
   w.gate_ef = sv.gate_ef;
-  if (sv.segment_chunks > 0) {
-    w.max_segs = sv.max_segs;
-    w.seg_first = sv.seg_first;
-    w.segs = sv.segs;
-    w.transfer = sv.transfer;
-    w.starts = sv.starts;
-  }
+  if (sv.segment_chunks > 0) w.cp_bufs = sv.cp_bufs;
 }
 
 }  // namespace
@@ -195,8 +178,8 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
   // kernel, so that CP pass 1 can follow the prepare kernel directly (and launch beside it).
   // The counts and claims are zeroed for either use (the tail's queue is a claim).
   cudaError_t err = build_tables(p, d, c.cp_segment_chunks, w.chunk_first, w.table,
-                                 tail_begin > 0 ? w.ready : ready, w.seg_first, w.segs,
-                                 w.max_segs, s);
+                                 tail_begin > 0 ? w.ready : ready, w.cp_bufs.seg_first,
+                                 w.cp_bufs.segs, w.cp_bufs.max_segs, s);
   staged::FwdParams prep{};
   if (err == cudaSuccess && d.max_chunks > 0) {
     prep.d = d;
@@ -256,13 +239,13 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     if (err == cudaSuccess) err = launch_loop(fp, c, d.num_seqs, kV, s);
     return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
   }
-  fp.segs = w.segs;
+  fp.segs = w.cp_bufs.segs;
   fp.first_in_pass1 = plan.first_segment_in_pass1;
-  fp.transfer = w.transfer;
-  fp.starts = w.starts;
+  fp.transfer = w.cp_bufs.transfer;
+  fp.starts = w.cp_bufs.starts;
   fp.mode = Mode::Transition;  // pass 1: [M | N] of every segment but the last
   fp.early_dependents = tail_begin > 0;
-  if (err == cudaSuccess) err = launch_loop(fp, c, w.max_segs, 2 * kV, s);
+  if (err == cudaSuccess) err = launch_loop(fp, c, w.cp_bufs.max_segs, 2 * kV, s);
   fp.early_dependents = false;
   if (err == cudaSuccess && tail_begin > 0) {  // the tail prepare, beside pass 1's last wave
     prep.ws.chunk_begin = tail_begin;
@@ -272,14 +255,15 @@ gdn_status run_forward(const gdn_problem& p, const gdn_fwd_args& a, const Kernel
     err = staged::launch_prepare(prep, sms, plan.tail_prepare_heads, s);
   }
   if (err == cudaSuccess)
-    err = launch_cp_fixup(d, w.seg_first, w.transfer, w.max_segs, w.starts, plan.fixup_cols,
+    err = launch_cp_fixup(d, w.cp_bufs.seg_first, w.cp_bufs.transfer, w.cp_bufs.max_segs,
+                          w.cp_bufs.starts, plan.fixup_cols,
                           TransferM::Stored, s);
   fp.mode = Mode::Output;
   // After the fix-up, which completed after pass 1 and so the prepare kernel (and after the
   // tail prepare, which completed after pass 1).
   fp.ready = nullptr;
   fp.sm_alone = false;
-  if (err == cudaSuccess) err = launch_loop(fp, c, w.max_segs, kV, s);
+  if (err == cudaSuccess) err = launch_loop(fp, c, w.cp_bufs.max_segs, kV, s);
   return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
 }
 

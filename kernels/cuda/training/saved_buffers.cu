@@ -6,6 +6,16 @@ namespace gdn::fused {
 
 int64_t max_segments(const Dims& d, int cp) { return (d.max_chunks + cp - 1) / cp + d.num_seqs; }
 
+CpBuffers carve_cp(staged::WorkspaceCarver& c, const Dims& d, int cp) {
+  CpBuffers b;
+  b.max_segs = max_segments(d, cp);
+  b.seg_first = c.take<int64_t>(d.num_seqs + 1);
+  b.segs = c.take<Segment>(b.max_segs);
+  b.transfer = c.take<float>(b.max_segs * d.Hv * kK * 2 * kV);
+  b.starts = c.take<float>(b.max_segs * d.Hv * kK * kV);
+  return b;
+}
+
 SavedBuffers carve_saved(staged::WorkspaceCarver& c, const Dims& d, int segment_chunks) {
   const int64_t chunk_heads = d.max_chunks * d.Hv;
   SavedBuffers s;
@@ -15,11 +25,7 @@ SavedBuffers carve_saved(staged::WorkspaceCarver& c, const Dims& d, int segment_
   s.gate_ef = c.take<float>(chunk_heads * 3 * kC);
   if (segment_chunks > 0) {
     s.segment_chunks = segment_chunks;
-    s.max_segs = max_segments(d, segment_chunks);
-    s.seg_first = c.take<int64_t>(d.num_seqs + 1);
-    s.segs = c.take<Segment>(s.max_segs);
-    s.transfer = c.take<float>(s.max_segs * d.Hv * kK * 2 * kV);
-    s.starts = c.take<float>(s.max_segs * d.Hv * kK * kV);
+    s.cp_bufs = carve_cp(c, d, segment_chunks);
   }
   return s;
 }

@@ -68,6 +68,12 @@ const Named kSchemes[] = {
      "the fused kernel's roundings, its 16-bit per-head dq and dk parts and the fp32 repair of "
      "short chunks (its path)",
      fused_fp32_h0},
+    {"fused-ends-exact",
+     "fused-fp32-h0 with the caller's fp32 h0 (dht) for S (dS') in a sequence's first (last) chunk",
+     [](rr::Model& m) {
+       fused_fp32_h0(m);
+       m.exact_h0_first = m.exact_dht_last = true;
+     }},
     {"fused-fp32-parts", "fused-fp32-h0 with each value head's dq and dk summed over the GVA group in fp32",
      [](rr::Model& m) {
        fused_fp32_h0(m);
