@@ -2,6 +2,7 @@
 // gdn_saved_size without a device, gdn_saved_init's refusals, and the rules on a->save and
 // a->saved, each with the argument its message names.
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 #include "api_test_support.hpp"
@@ -79,49 +80,51 @@ TEST(SavedArgs, AcceptsABlockOfTheSizeForItsSegments) {
   }
 }
 
+// A broken block refused by the forward's check (as a->save) and the backward's (as a->saved),
+// each message naming the argument of its call, what was expected and what was given.
+void expect_refused(const gdn_problem& p, const gdn_saved& s, const std::string& field,
+                    std::initializer_list<std::string> fragments) {
+  gdn_fwd_args fwd = valid_fwd_args();
+  fwd.save = &s;
+  gdn_bwd_args bwd = valid_bwd_args();
+  bwd.saved = &s;
+  const char* const arguments[] = {"a->save->", "a->saved->"};
+  const char* const calls[] = {"gdn_validate_fwd", "gdn_validate_bwd"};
+  for (int call = 0; call < 2; ++call) {
+    const gdn_status st = call == 0 ? gdn_validate_fwd(&p, &fwd) : gdn_validate_bwd(&p, &bwd);
+    EXPECT_TRUE(fails_with(st, GDN_ERROR_INVALID_ARGUMENT, {calls[call], arguments[call] + field}));
+    const std::string message = gdn_last_error();
+    for (const std::string& f : fragments)
+      EXPECT_NE(message.find(f), std::string::npos) << "lacks '" << f << "': " << message;
+  }
+}
+
 TEST(SavedArgs, RejectsABlockTooSmallForItsSegments) {
   const gdn_problem p = valid_batched_problem();
   gdn_saved s = saved_block(p, 0);
   s.segment_chunks = 16;  // the size of a block without segments
-  gdn_fwd_args fwd = valid_fwd_args();
-  fwd.save = &s;
-  EXPECT_TRUE(fails_with(gdn_validate_fwd(&p, &fwd), GDN_ERROR_INVALID_ARGUMENT,
-                         {"gdn_validate_fwd", "a->save->bytes", "16-chunk segments",
-                          "gdn_saved_init", std::to_string(s.bytes) + " bytes"}));
-  gdn_bwd_args bwd = valid_bwd_args();
-  bwd.saved = &s;
-  EXPECT_TRUE(fails_with(gdn_validate_bwd(&p, &bwd), GDN_ERROR_INVALID_ARGUMENT,
-                         {"gdn_validate_bwd", "a->saved->bytes"}));
+  expect_refused(p, s, "bytes", {"16-chunk segments", "gdn_saved_init", std::to_string(s.bytes) + " bytes"});
 }
 
 TEST(SavedArgs, RejectsASegmentLengthNoChunkLoopRuns) {
   const gdn_problem p = valid_batched_problem();
   gdn_saved s = saved_block(p, 16);
   s.segment_chunks = 12;
-  gdn_fwd_args fwd = valid_fwd_args();
-  fwd.save = &s;
-  EXPECT_TRUE(fails_with(gdn_validate_fwd(&p, &fwd), GDN_ERROR_INVALID_ARGUMENT,
-                         {"a->save->segment_chunks", "power of two in [4, 256]", "got 12"}));
+  expect_refused(p, s, "segment_chunks", {"power of two in [4, 256]", "got 12"});
 }
 
 TEST(SavedArgs, RejectsNullDataWhenThereAreTokens) {
   const gdn_problem p = valid_batched_problem();
   gdn_saved s = saved_block(p, 0);
   s.data = nullptr;
-  gdn_bwd_args bwd = valid_bwd_args();
-  bwd.saved = &s;
-  EXPECT_TRUE(fails_with(gdn_validate_bwd(&p, &bwd), GDN_ERROR_INVALID_ARGUMENT,
-                         {"a->saved->data", "512 tokens", "got NULL"}));
+  expect_refused(p, s, "data", {"512 tokens", "got NULL"});
 }
 
 TEST(SavedArgs, RejectsAMisalignedBlock) {
   const gdn_problem p = valid_batched_problem();
   gdn_saved s = saved_block(p, 0);
   s.data = static_cast<char*>(s.data) + 8;
-  gdn_fwd_args fwd = valid_fwd_args();
-  fwd.save = &s;
-  EXPECT_TRUE(fails_with(gdn_validate_fwd(&p, &fwd), GDN_ERROR_INVALID_ARGUMENT,
-                         {"a->save->data", "16-byte aligned", "the saved block"}));
+  expect_refused(p, s, "data", {"16-byte aligned", "the saved block", "8 bytes past"});
 }
 
 // The forward writes the block: it may share memory with no tensor of the call. The backward
