@@ -19,7 +19,8 @@
 #                        launch-plan pins) in scripts/spaces/anchors_fwd.txt into tuning.sqlite,
 #                        and the exported dispatch table (table.tar.gz); tune-bwd: the backward
 #                        anchor sweep of scripts/spaces/anchors_bwd.txt into the same database,
-#                        and the table exported again with both passes (export --merge-sweep);
+#                        and the table exported again with both passes (export --merge-sweep;
+#                        without a forward sweep there, onto the committed forward sweep's);
 #                        validate: a
 #                        second, independent forward sweep of the same shapes into the same
 #                        database and the oracle gap of the table (gdnlab gap). Pass the
@@ -321,14 +322,30 @@ take_tune_db() {
   fi
 }
 
-# One table of both passes: the newest forward anchor sweep, the backward one merged in.
+# The forward anchor sweep the committed dispatch table was exported from (its `sweep` and
+# `merged_db` fields): a backward-only tuning run is exported on top of it.
+readonly COMMITTED_FWD_SWEEP_DB=bench/results/h200_2026-11-30_anchors_sweep.sqlite COMMITTED_FWD_SWEEP=1
+
+# One table of both passes: the newest forward anchor sweep, the backward one merged in. Without
+# a forward sweep in the tuning database (tune-bwd alone), the committed forward sweep is the
+# base and the backward sweep is merged from the tuning database; gdnlab export refuses sweeps
+# of two kinds of device, so on another GPU than the committed sweep's no table is written.
 export_table() {
   local db=$outdir/tuning.sqlite fwd bwd
   fwd=$(newest_sweep "$db" fwd_anchors)
   bwd=$(newest_sweep "$db" bwd_anchors)
-  [[ -n $fwd ]] || { echo "no forward anchor sweep in $db"; return 2; }
   rm -rf "$outdir/table"
-  "$gdnlab" export --db "$db" --out "$outdir/table" --sweep "$fwd" ${bwd:+--merge-sweep "$bwd"} || return 1
+  if [[ -n $fwd ]]; then
+    "$gdnlab" export --db "$db" --out "$outdir/table" --sweep "$fwd" ${bwd:+--merge-sweep "$bwd"} || return 1
+  elif [[ -n $bwd && -f $COMMITTED_FWD_SWEEP_DB ]]; then
+    echo "no forward anchor sweep in $db: exporting the committed forward sweep" \
+         "($COMMITTED_FWD_SWEEP_DB, sweep $COMMITTED_FWD_SWEEP) with backward sweep $bwd merged"
+    "$gdnlab" export --db "$COMMITTED_FWD_SWEEP_DB" --sweep "$COMMITTED_FWD_SWEEP" \
+      --merge-db "$db" --merge-sweep "$bwd" --out "$outdir/table" || return 1
+  else
+    echo "no forward anchor sweep in $db (and no backward one to merge into $COMMITTED_FWD_SWEEP_DB)"
+    return 2
+  fi
   tar -czf "$outdir/table.tar.gz" -C "$outdir" table && rm -rf "$outdir/table"
 }
 
