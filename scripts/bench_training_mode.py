@@ -10,6 +10,7 @@ and the saved block's size in bytes per token and value head, its CP segment len
 (gdn_saved_init) and the largest relative difference of the gradients between the two paths.
 
 Usage: scripts/bench_training_mode.py [--rows PATTERN] [--out FILE] [--reps N] [--warmup N]
+       scripts/bench_training_mode.py --dry-run [--rows PATTERN]   (the rows, without a GPU)
 Needs torch, a Hopper GPU and libgdn (GDN_LIBRARY or the package); writes a CSV with its
 provenance header (bench/results/ for a bare file name).
 """
@@ -31,7 +32,7 @@ COLUMNS = ["row", "h_qk", "h_v", "lengths", "variant_fwd", "variant_bwd", "segme
            "step_ms", "step_saved_ms", "step_ratio", "max_grad_rel_diff"]
 
 
-def parse_args():
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", default="", help="row filter (scripts/bench_peers.py --rows)")
     ap.add_argument("--out", default="", help="CSV path (default: training_mode_<UTC time>.csv in the results folder)")
@@ -39,21 +40,28 @@ def parse_args():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--git-sha", default="")
-    return ap.parse_args()
+    ap.add_argument("--dry-run", action="store_true",
+                    help="list the selected rows and the columns, without torch or a GPU")
+    return ap.parse_args(argv)
 
 
-def main():
-    a = parse_args()
+def main(argv=None):
+    a = parse_args(argv)
+    rows = select_rows(load_rows("bwd", REPO / "scripts" / "shapes", REPO / "bench" / "anchors"),
+                       a.rows)
+    if not rows:
+        sys.exit(f"--rows '{a.rows}': no backward anchor row matches")
+    if a.dry_run:
+        print(",".join(COLUMNS))
+        for row in rows:
+            print(f"{row.name} {row.h_qk}/{row.h_v} {'+'.join(map(str, row.lengths))}")
+        return
     import torch
     import gdn
     from gdn._checks import check_fwd_inputs
     from gdn._ops import backward_raw, forward_raw, saved_layout
     from gdnbench import measure
 
-    rows = select_rows(load_rows("bwd", REPO / "scripts" / "shapes", REPO / "bench" / "anchors"),
-                       a.rows)
-    if not rows:
-        sys.exit(f"--rows '{a.rows}': no backward anchor row matches")
     props = torch.cuda.get_device_properties(0)
     path = results_csv(a.out, "training_mode")
     with open(path, "w", newline="") as f:
