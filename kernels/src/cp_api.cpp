@@ -258,12 +258,27 @@ gdn_status leading_run(std::string_view where, Scratch& scratch, const gdn_probl
 
 // What every rank-local call checks first: the problem and plan, then the arguments as
 // gdn_fwd / gdn_bwd check them.
+// Training mode (gdn_saved) lays a block out for one whole call; a rank's calls run its tokens
+// as pieces of other shapes, each of which would lay the block out for itself. Refused (not
+// ignored): a block the caller expects written would otherwise hold nothing.
+gdn_status refuse_saved(const gdn_fwd_args& a, std::string_view where) {
+  if (a.save == nullptr) return GDN_OK;
+  return reject(GDN_ERROR_UNSUPPORTED, where, "a->save",
+                "NULL (training mode is not available through the gdn_cp_* calls)", "a gdn_saved");
+}
+gdn_status refuse_saved(const gdn_bwd_args& a, std::string_view where) {
+  if (a.saved == nullptr) return GDN_OK;
+  return reject(GDN_ERROR_UNSUPPORTED, where, "a->saved",
+                "NULL (training mode is not available through the gdn_cp_* calls)", "a gdn_saved");
+}
+
 template <typename Args>
 gdn_status validate_rank_call(const gdn_problem* p, const gdn_cp_rank_plan* plan, const Args* a,
                               std::string_view where, RankLayout* r) {
   ProblemFacts facts;
   if (gdn_status s = validate_rank(p, plan, where, r); s != GDN_OK) return s;
-  return validate_call(p, a, where, &facts);
+  if (gdn_status s = validate_call(p, a, where, &facts); s != GDN_OK) return s;
+  return refuse_saved(*a, where);
 }
 
 gdn_status run_fwd(const gdn_problem& p, const gdn_fwd_args& a, gdn_stream_t stream) {

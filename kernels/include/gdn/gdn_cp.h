@@ -18,7 +18,9 @@
  *
  * Every call validates its arguments first (the message is in gdn_last_error()), runs on the
  * given stream and never synchronises with the host. Scratch memory is allocated in stream
- * order (cudaMallocAsync), so the calls can be captured in a CUDA graph.
+ * order (cudaMallocAsync), so the calls can be captured in a CUDA graph. Training mode
+ * (gdn_saved: a->save, a->saved) is a whole call's, so these calls refuse it
+ * (GDN_ERROR_UNSUPPORTED) rather than write a block laid out for one of their pieces.
  */
 #ifndef GDN_GDN_CP_H
 #define GDN_GDN_CP_H

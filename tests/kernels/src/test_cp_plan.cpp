@@ -173,6 +173,19 @@ TEST_F(CpCalls, RejectTheFusedArgumentsAsGdnFwdDoes) {
                          GDN_ERROR_INVALID_ARGUMENT, {"gdn_cp_fwd_end", "a->o"}));
 }
 
+// Training mode is a whole call's: the rank calls refuse a saved block rather than ignore it.
+TEST_F(CpCalls, RefuseASavedBlock) {
+  gdn_saved saved{};
+  saved.data = gdn::api_test::fake_device_pointer(120);
+  saved.bytes = gdn_saved_size(&p_, 0);
+  fwd_.save = &saved;
+  EXPECT_TRUE(fails_with(gdn_cp_fwd_end(&p_, &plan_, &fwd_, state_, nullptr),
+                         GDN_ERROR_UNSUPPORTED, {"gdn_cp_fwd_end", "a->save", "gdn_cp_*"}));
+  bwd_.saved = &saved;
+  EXPECT_TRUE(fails_with(gdn_cp_bwd_end(&p_, &plan_, &bwd_, state_, state_ + 4096, nullptr),
+                         GDN_ERROR_UNSUPPORTED, {"gdn_cp_bwd_end", "a->saved", "gdn_cp_*"}));
+}
+
 TEST_F(CpCalls, ChainsRejectAnEmptyChainAndAnOverlappingOutput) {
   const auto* carries = static_cast<const float*>(gdn::api_test::fake_device_pointer(50));
   EXPECT_TRUE(fails_with(gdn_cp_fwd_chain(&p_, carries, 0, state_, nullptr),
