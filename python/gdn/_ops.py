@@ -49,8 +49,12 @@ def saved_layout(spec):
 
 
 def _saved_arg(saved, layout):
-    """The gdn_saved of a saved block tensor (None: none)."""
-    if saved is None or layout is None or saved.numel() < max(layout[0], 1):
+    """The gdn_saved of a saved block tensor (None: none). The block must be exactly the
+    layout's size: the segment lengths are powers of two, so two lengths give blocks of one
+    size only where neither splits a sequence (then their contents agree). A block written
+    under another dispatch (a table loaded between the forward and the backward) is left
+    unread rather than read with the wrong segments."""
+    if saved is None or layout is None or layout[0] == 0 or saved.numel() != layout[0]:
         return None
     return _capi.GdnSaved(data=_ptr(saved), bytes=saved.numel(), segment_chunks=layout[1])
 
