@@ -24,10 +24,7 @@ gdn_status launch(const Variant& v, const gdn_problem& p, const gdn_bwd_args& a,
 // family's (the staged forward keeps nothing). A backward with a.saved runs any variant: the
 // staged one computes everything again.
 gdn_status check_saving(const Variant& v, const gdn_fwd_args& a, std::string_view where) {
-  if (a.save == nullptr || v.config().family == Family::Fused) return GDN_OK;
-  return fail(GDN_ERROR_UNSUPPORTED,
-              cat(where, ": a->save: the variant dispatched for this problem, ", v.name(),
-                  ", keeps nothing for the backward (a training forward runs a fused variant)"));
+  return a.save == nullptr ? GDN_OK : require_saving_forward(v, where, "a->save");
 }
 gdn_status check_saving(const Variant&, const gdn_bwd_args&, std::string_view) { return GDN_OK; }
 

@@ -8,6 +8,7 @@
 #include "candidates.hpp"
 #include "default_selection.hpp"
 #include "device.hpp"
+#include "status.hpp"
 
 namespace gdn::detail {
 
@@ -26,6 +27,14 @@ gdn_status decide_for_call(Pass pass, const gdn_problem& p, const ProblemFacts& 
   *decision = decide_variant(active_dispatch_table(), dispatch_shape(pass, p, facts),
                              c.implementable, registry(), in);
   return GDN_OK;
+}
+
+gdn_status require_saving_forward(const Variant& v, std::string_view where,
+                                  std::string_view argument) {
+  if (v.config().family == Family::Fused) return GDN_OK;
+  return fail(GDN_ERROR_UNSUPPORTED,
+              cat(where, ": ", argument, ": the forward dispatched for this problem, ", v.name(),
+                  ", keeps nothing for the backward (a training forward runs a fused variant)"));
 }
 
 gdn_launch_options merge_pins(const gdn_launch_options& table, const gdn_launch_options* call) {

@@ -17,6 +17,11 @@ namespace gdn::detail {
 gdn_status decide_for_call(Pass pass, const gdn_problem& p, const ProblemFacts& facts,
                            std::string_view where, DispatchDecision* decision);
 
+// A training forward (gdn_saved) runs a variant that keeps what the backward reads: the fused
+// family's. GDN_OK, else GDN_ERROR_UNSUPPORTED with a message naming `argument` and the variant.
+gdn_status require_saving_forward(const Variant& v, std::string_view where,
+                                  std::string_view argument);
+
 // The pins a call runs with: the table entry's, each field the call pins (`call`, may be
 // nullptr) replaced by the call's.
 GDN_INTERNAL_API gdn_launch_options merge_pins(const gdn_launch_options& table,

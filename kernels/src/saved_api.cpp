@@ -23,10 +23,7 @@ gdn_status saved_init(const gdn_problem* p, gdn_saved* s) {
   if (gdn_status st = require_device(kWhere); st != GDN_OK) return st;
   DispatchDecision fwd;
   if (gdn_status st = decide_for_call(Pass::Forward, *p, facts, kWhere, &fwd); st != GDN_OK) return st;
-  if (fwd.variant->config().family != Family::Fused)
-    return fail(GDN_ERROR_UNSUPPORTED,
-                cat(kWhere, ": the forward dispatched for this problem, ", fwd.variant->name(),
-                    ", keeps nothing for the backward (a training forward runs a fused variant)"));
+  if (gdn_status st = require_saving_forward(*fwd.variant, kWhere, "p"); st != GDN_OK) return st;
   DispatchDecision bwd;
   if (gdn_status st = decide_for_call(Pass::Backward, *p, facts, kWhere, &bwd); st != GDN_OK) return st;
   int segment_chunks = 0;

@@ -199,22 +199,22 @@ gdn_status check_saved(std::string_view where, const char* argument, const gdn_p
                        const ProblemFacts& f, const gdn_saved* saved, bool written,
                        std::vector<Tensor>* tensors) {
   if (saved == nullptr) return GDN_OK;
-  const std::string name = argument;
+  const std::string name(argument);
   const int seg = saved->segment_chunks;
   KernelConfig probe;
   probe.cp_segment_chunks = seg;
   if (!check_config(probe).ok)
-    return reject(GDN_ERROR_INVALID_ARGUMENT, where, (name + "->segment_chunks").c_str(),
+    return reject(GDN_ERROR_INVALID_ARGUMENT, where, name + "->segment_chunks",
                   "0 or a power of two in [4, 256] (the CP segment length of gdn_saved_init)",
                   cat(seg));
   const size_t needed = fused::saved_bytes(p, seg);
   if (saved->bytes < needed)
-    return reject(GDN_ERROR_INVALID_ARGUMENT, where, (name + "->bytes").c_str(),
+    return reject(GDN_ERROR_INVALID_ARGUMENT, where, name + "->bytes",
                   cat("at least ", needed, " bytes for this problem with ", seg,
                       "-chunk segments (gdn_saved_init)"),
                   cat(saved->bytes, " bytes"));
   if (f.tokens > 0 && saved->data == nullptr)
-    return reject(GDN_ERROR_INVALID_ARGUMENT, where, (name + "->data").c_str(),
+    return reject(GDN_ERROR_INVALID_ARGUMENT, where, name + "->data",
                   cat("a device pointer to ", saved->bytes, " bytes (", f.tokens, " tokens)"),
                   "NULL");
   tensors->push_back({written ? "a->save->data" : "a->saved->data", saved->data,
