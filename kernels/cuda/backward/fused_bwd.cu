@@ -12,8 +12,9 @@ namespace gdn::bwd {
 namespace {
 
 // The producer thread: chunk it of the item (walked from its last chunk) into the single input
-// buffer once every math warp has released chunk it - 1: q, k (the v-head's q/k head), v, dO
-// (two 64-column boxes each), T, S^T (two 128-row boxes of 64 columns), e/f/beta.
+// buffer, group by group: A (q, v, dO as two 64-column boxes each, S^T as two 128-row boxes of
+// 64 columns) once every math warp has released chunk it - 1's group A, then B (k of the
+// v-head's q/k head, T, e/f/beta) once they have released its group B.
 __device__ __forceinline__ void produce_chunks(const FusedBwdParams& p, const FusedSmem& sm) {
   ChainItem ch;
   chain_item(p.c, kV, ch);
@@ -22,20 +23,26 @@ __device__ __forceinline__ void produce_chunks(const FusedBwdParams& p, const Fu
   const int64_t first = ch.seg.chunk_begin, last = ch.seg.chunk_end;
   for (int64_t c = last - 1; c >= first; --c) {
     const int it = static_cast<int>(last - 1 - c);
-    if (it >= 1) fused::mbarrier_wait_parity(sm.empty(), static_cast<uint32_t>((it - 1) % 2));
+    const auto released = static_cast<uint32_t>((it - 1) % 2);
     const int tok = static_cast<int>(p.c.table[c].tok_begin);
     const int pair = static_cast<int>(c * d.Hv + h);  // rows of T and S^T fit the int32 boxes
-    uint64_t* bar = sm.full();
-    fused::mbarrier_arrive_expect_tx(bar, FusedSmem::kTx);
+    if (it >= 1) fused::mbarrier_wait_parity(sm.empty_a(), released);
+    uint64_t* bar = sm.full_a();
+    fused::mbarrier_arrive_expect_tx(bar, FusedSmem::kTxA);
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int col = 64 * half;
       fused::tma_load_3d(sm.q().at(0, col), &p.c.tmap_q, col, hk, tok, bar);
-      fused::tma_load_3d(sm.k().at(0, col), &p.c.tmap_k, col, hk, tok, bar);
       fused::tma_load_3d(sm.v().at(0, col), &p.tmap_v, col, h, tok, bar);
       fused::tma_load_3d(sm.d_o().at(0, col), &p.c.tmap_do, col, h, tok, bar);
       fused::tma_load_2d(sm.s().at(0, col), &p.tmap_s, col, pair * kV, bar);
     }
+    if (it >= 1) fused::mbarrier_wait_parity(sm.empty_b(), released);
+    bar = sm.full_b();
+    fused::mbarrier_arrive_expect_tx(bar, FusedSmem::kTxB);
+#pragma unroll
+    for (int half = 0; half < 2; ++half)
+      fused::tma_load_3d(sm.k().at(0, 64 * half), &p.c.tmap_k, 64 * half, hk, tok, bar);
     fused::tma_load_2d(sm.t().p, &p.c.tmap_t, 0, pair * kC, bar);
     fused::bulk_load(sm.gate(), p.c.gate_ef + int64_t(pair) * (3 * kC),
                      static_cast<uint32_t>(FusedSmem::kGateBytes), bar);
@@ -61,8 +68,10 @@ __global__ void __launch_bounds__(kFusedThreads, 1)
   const FusedSmem sm{smem_raw};
   const int thread = cta_thread();
   if (thread == 0) {
-    fused::mbarrier_init(sm.full(), 1);
-    fused::mbarrier_init(sm.empty(), kFusedMathWarps);
+    fused::mbarrier_init(sm.full_a(), 1);
+    fused::mbarrier_init(sm.empty_a(), kFusedMathWarps);
+    fused::mbarrier_init(sm.full_b(), 1);
+    fused::mbarrier_init(sm.empty_b(), kFusedMathWarps);
     fused::fence_mbarrier_init();
   }
   __syncthreads();  // the last CTA-wide barrier: the roles part below

@@ -10,7 +10,7 @@
 //                   dS' -> its 16-bit tile, <S, dS'>, dS = e_last dS' + Xq + K^T Edw
 //   1 chain  (144)  dVn = diag(f) K dS' + P^T dO, W = T^T dVn -> dv and Edw; then dk
 //   2 local  (160)  P, W', V_new, dPm, dq; then dAg, dT, X, dA, Z and the dgamma, dbeta sums
-//   3 producer (24) one thread: the chunk's TMA loads into a single buffer
+//   3 producer (24) one thread: the chunk's TMA loads into a single buffer, two groups
 // Every product is a wgmma of m64n64k16 steps (a 64 x 128 result is two n64 halves), 16-bit
 // operands, fp32 accumulators; shared tiles in the 128-byte swizzle of fused::WgTile16.
 //
@@ -37,14 +37,18 @@
 // chain's (dstate_chain_wg.cuh), but for three operands rounded to 16 bits here: f o V_new,
 // (scale e o Q)^T and f o K dS' + P^T dO summed in fp32 before it (dVin is not rounded alone).
 //
-// Hand-offs are named barriers (a producer warpgroup arrives, its consumer syncs); every input
-// is single-buffered, loaded when all three math warpgroups have released the chunk before
-// (one full and one empty mbarrier), so the warpgroups run a chunk in lockstep: each waits
-// for the loads once per chunk. dgamma and dbeta partial sums alternate between two buffers by
-// chunk parity, since the chain warpgroup sums them after it has released the chunk's inputs.
+// Hand-offs are named barriers (a producer warpgroup arrives, its consumer syncs). Every input
+// is single-buffered, in two groups with a full and an empty mbarrier each, so the warpgroups
+// run a chunk in lockstep: group A (q, v, dO, S^T: 80 KB) is released once its last readers are
+// done (the state after Xq, the local after dAg, the chain after dPm^T Q), group B (k, T, the
+// gates: 25 KB) at the chunk's end. The next chunk's group A then loads under the chunk's last
+// products (X, dA, K K^T and Z; Z K and Z^T K), and only group B's round trip stays between
+// chunks. dgamma and dbeta partial sums alternate between two buffers by chunk parity, since
+// the chain warpgroup sums them after it has released the chunk's inputs.
 #pragma once
 
 #include "bwd_params.cuh"
+#include "arch/tma.cuh"  // the input groups' mbarriers
 #include "arch/wgmma.cuh"
 #include "dstate_chain.cuh"  // ChainItem
 
@@ -102,7 +106,7 @@ struct FusedSums {
 // Shared memory: 16-bit tiles (fused::WgTile16, 1024-byte aligned): S^T and dS' (128 x 128),
 // q, k, v (then W'), dO, V_new, dVn, Edw (64 x 128), T, P, dPm, dT (then Z) (64 x 64); e, f,
 // beta (the prepare kernel's gate_ef, one bulk copy) and gamma; two FusedSums; the state's end
-// view; the full and empty mbarriers. 219 KB: one CTA per SM.
+// view; the full and empty mbarriers of input groups A and B. 219 KB: one CTA per SM.
 struct FusedSmem {
   static constexpr size_t kStateBytes = size_t(kK) * kV * 2;
   static constexpr size_t kRowsBytes = size_t(kC) * 128 * 2;
@@ -118,13 +122,15 @@ struct FusedSmem {
   static constexpr size_t kSums = kVec + 1024;
   static constexpr size_t kEndView = kSums + 2 * sizeof(FusedSums);
   static constexpr size_t kBars = kEndView + sizeof(FusedEndView);
-  static constexpr size_t bytes() { return kBars + 2 * sizeof(uint64_t); }
+  static constexpr size_t bytes() { return kBars + 4 * sizeof(uint64_t); }
   static_assert(kT % 1024 == 0 && kVec % 1024 == 0 && sizeof(FusedSums) % 16 == 0,
                 "wgmma operand tiles on 1024-byte boundaries, 16-byte aligned vectors");
   static_assert(kDo + kRowsBytes == kQ + 4 * kRowsBytes, "q, k, v and dO in a row (rows past "
                                                          "a short chunk's end zeroed at once)");
-  // Bytes the producer's copies deliver per chunk: q, k, v, dO, T, S^T, e/f/beta.
-  static constexpr uint32_t kTx = uint32_t(4 * kRowsBytes + kSquareBytes + kStateBytes + kGateBytes);
+  // Bytes the producer's copies deliver per chunk and group: A (q, v, dO, S^T), read last by
+  // the middle of the step; B (k, T, e/f/beta), read to its end.
+  static constexpr uint32_t kTxA = uint32_t(3 * kRowsBytes + kStateBytes);
+  static constexpr uint32_t kTxB = uint32_t(kRowsBytes + kSquareBytes + kGateBytes);
 
   char* base;
   __device__ __forceinline__ fused::WgTile16 tile(size_t offset, int rows) const {
@@ -155,8 +161,27 @@ struct FusedSmem {
   __device__ __forceinline__ FusedEndView& end_view() const {
     return *reinterpret_cast<FusedEndView*>(base + kEndView);
   }
-  __device__ __forceinline__ uint64_t* full() const { return reinterpret_cast<uint64_t*>(base + kBars); }
-  __device__ __forceinline__ uint64_t* empty() const { return full() + 1; }
+  // Input group A (q, v, dO, S^T) and B (k, T, e/f/beta): loaded (full, one arrival and the
+  // bytes) and released (empty, one arrival per math warp).
+  __device__ __forceinline__ uint64_t* full_a() const { return reinterpret_cast<uint64_t*>(base + kBars); }
+  __device__ __forceinline__ uint64_t* empty_a() const { return full_a() + 1; }
+  __device__ __forceinline__ uint64_t* full_b() const { return full_a() + 2; }
+  __device__ __forceinline__ uint64_t* empty_b() const { return full_a() + 3; }
+  // Both groups of chunk iteration it are in shared memory.
+  __device__ __forceinline__ void wait_inputs(int it) const {
+    const auto parity = static_cast<uint32_t>(it % 2);
+    fused::mbarrier_wait_parity(full_a(), parity);
+    fused::mbarrier_wait_parity(full_b(), parity);
+  }
+  // This warp has read its last of group A, or of group B (lane 0 arrives for the warp).
+  __device__ __forceinline__ void release_a(int lane) const {
+    __syncwarp();
+    if (lane == 0) fused::mbarrier_arrive(empty_a());
+  }
+  __device__ __forceinline__ void release_b(int lane) const {
+    __syncwarp();
+    if (lane == 0) fused::mbarrier_arrive(empty_b());
+  }
 };
 
 struct FusedBwdParams {

@@ -55,7 +55,7 @@ __device__ __forceinline__ void fused_chain_wg(const FusedBwdParams& p, const Fu
   for (int64_t c = last - 1; c >= first; --c) {
     const int it = static_cast<int>(last - 1 - c);
     const ChunkInfo ci = p.c.table[c];
-    fused::mbarrier_wait_parity(sm.full(), static_cast<uint32_t>(it % 2));
+    sm.wait_inputs(it);
     if (ci.len < kC) fused::named_sync(kBarInputs, 384);
     const float fa = sm.f()[th.ra], fb = sm.f()[th.rb], ea = sm.e()[th.ra], eb = sm.e()[th.rb];
     const float ba = sm.beta()[th.ra], bb = sm.beta()[th.rb];  // 0 past the chunk's end
@@ -133,6 +133,8 @@ __device__ __forceinline__ void fused_chain_wg(const FusedBwdParams& p, const Fu
     fused::named_sync(kBarDpm, 256);
 #pragma unroll
     for (int nh = 0; nh < 2; ++nh) wg_issue<8, kC, Elem, true, false>(dk[nh], sDPM, sQ, 64 * nh);
+    wg_wait_halves(dk);
+    sm.release_a(th.lane);  // q and S^T read for the last time: the next chunk's group A loads
     fused::named_sync(kBarZ, 256);
 #pragma unroll
     for (int nh = 0; nh < 2; ++nh) {
@@ -141,8 +143,7 @@ __device__ __forceinline__ void fused_chain_wg(const FusedBwdParams& p, const Fu
     }
     wg_wait_halves(dk);
     fused::named_sync(kBarSdot, 256);  // before the release: the state's next arrival waits for it
-    __syncwarp();
-    if (th.lane == 0) fused::mbarrier_arrive(sm.empty());  // this warp has read the chunk's inputs
+    sm.release_b(th.lane);  // k, T and the gates read for the last time
 
     store_head_part<Elem>(p.dk, p.dk_h, d, h, ci, dk, th.rm);
     fused::named_sync(kBarChainWg, 128);  // every row's kds and ksw written

@@ -31,9 +31,9 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
   for (int64_t c = last - 1; c >= first; --c) {
     const int it = static_cast<int>(last - 1 - c);
     const ChunkInfo ci = p.c.table[c];
-    // The full barrier follows every math warp's release of the chunk before: gamma's slot is
-    // free.
-    fused::mbarrier_wait_parity(sm.full(), static_cast<uint32_t>(it % 2));
+    // Group B's full barrier follows every math warp's release of the chunk before: gamma's
+    // slot is free.
+    sm.wait_inputs(it);
     if (th.tid < kC) gam[th.tid] = gam_next;
     if (ci.len < kC) {  // a sequence's last chunk, cut short: zero q, k, v, dO past its end
       zero_rows_past_end(sQ.p, 8, static_cast<int>(ci.len), th.tid);
@@ -174,6 +174,7 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
       float dag[8][4];
       wg_issue<8, kV, Elem, false, true, true>(dag, sDVN, sV, 0);
       wg_wait<0>(dag);
+      sm.release_a(th.lane);  // W' (v's tile), q, dO and S^T read for the last time
 #pragma unroll
       for (int nj = 0; nj < 8; ++nj) {
         const int c0 = 8 * nj + 2 * th.t;
@@ -236,8 +237,7 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
     }
     fused::fence_proxy_async_shared();
     fused::named_arrive(kBarZ, 256);
-    __syncwarp();
-    if (th.lane == 0) fused::mbarrier_arrive(sm.empty());  // this warp has read the chunk's inputs
+    sm.release_b(th.lane);  // k, T and the gates read for the last time
   }
 }
 

@@ -107,7 +107,7 @@ __device__ __forceinline__ void fused_state_wg(const FusedBwdParams& p, const Fu
   for (int64_t c = last - 1; c >= first; --c) {
     const int it = static_cast<int>(last - 1 - c);
     const ChunkInfo ci = p.c.table[c];
-    fused::mbarrier_wait_parity(sm.full(), static_cast<uint32_t>(it % 2));
+    sm.wait_inputs(it);
     if (ci.len < kC) fused::named_sync(kBarInputs, 384);
 
     // 1. dS' -> its 16-bit tile (the chain's Y and dk operand).
@@ -187,6 +187,7 @@ __device__ __forceinline__ void fused_state_wg(const FusedBwdParams& p, const Fu
         fused::fence_accumulators(S[mi][0]);
         fused::fence_accumulators(S[mi][1]);
       }
+    sm.release_a(th.lane);  // q, dO and S^T read for the last time
 
     // 4. dS += K^T Edw once the chain has formed Edw: A = K^T (k's tile, rows = depth).
     fused::named_sync(kBarEdw, 256);
@@ -200,9 +201,7 @@ __device__ __forceinline__ void fused_state_wg(const FusedBwdParams& p, const Fu
     for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
       for (int nh = 0; nh < 2; ++nh) fused::fence_accumulators(S[mi][nh]);
-    // This warp has read the chunk's inputs (q, k, dO, S^T, e).
-    __syncwarp();
-    if (th.lane == 0) fused::mbarrier_arrive(sm.empty());
+    sm.release_b(th.lane);  // k and e read for the last time
   }
   // dS after the item's first chunk: dh0 where it starts its sequence.
   const FusedEndView end = sm.end_view();

@@ -43,15 +43,18 @@ TEST(ResidentCtas, FusedChunkLoopLayouts) {
 
 // The fused backward kernel: one CTA of 512 threads per SM, its 128 registers per thread at
 // launch (the roles' setmaxnreg counts add up to the register file), its shared memory under
-// the per-CTA limit, and the tiles the producer's copies fill adding up to its transaction
-// bytes.
+// the per-CTA limit, and the tiles the producer's copies fill adding up to its two input
+// groups' transaction bytes.
 TEST(ResidentCtas, FusedBackwardKernelLayout) {
   using gdn::bwd::FusedSmem;
   const int smem = static_cast<int>(FusedSmem::bytes());
   EXPECT_LE(smem, 227 * 1024) << "over the per-CTA opt-in limit";
   EXPECT_EQ(gdn::resident_ctas_per_sm(kHopper, 128, smem, gdn::bwd::kFusedThreads), 1);
-  EXPECT_EQ(FusedSmem::kTx, 4 * FusedSmem::kRowsBytes + FusedSmem::kSquareBytes +
-                                FusedSmem::kStateBytes + FusedSmem::kGateBytes);
+  // Group A: q, v, dO and S^T; group B: k, T and the gates: every input tile once.
+  EXPECT_EQ(FusedSmem::kTxA, 3 * FusedSmem::kRowsBytes + FusedSmem::kStateBytes);
+  EXPECT_EQ(FusedSmem::kTxB, FusedSmem::kRowsBytes + FusedSmem::kSquareBytes + FusedSmem::kGateBytes);
+  EXPECT_EQ(FusedSmem::kTxA + FusedSmem::kTxB, 4 * FusedSmem::kRowsBytes + FusedSmem::kSquareBytes +
+                                                   FusedSmem::kStateBytes + FusedSmem::kGateBytes);
   // Every tile on a 1024-byte boundary (wgmma's 128-byte swizzle atoms), none overlapping.
   const size_t tiles[] = {FusedSmem::kS,  FusedSmem::kDs,  FusedSmem::kQ,   FusedSmem::kKt,
                           FusedSmem::kVt, FusedSmem::kDo,  FusedSmem::kVn,  FusedSmem::kDvn,
