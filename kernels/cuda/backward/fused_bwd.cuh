@@ -5,11 +5,13 @@
 // outputs pass and the local-gradient kernel of the column-warp backward: no dS', dV_new or dv
 // round trip through HBM, and the chain's products run beside the local ones.
 //
-// Warpgroups (setmaxnreg; 128 x (184 + 144 + 160 + 24) = 65,536 registers):
-//   0 state  (184)  dS (128 x 128 fp32: two m64 row halves x two n64 column halves); per chunk
-//                   dS' -> its 16-bit tile, <S, dS'>, dS = e_last dS' + Xq + K^T Edw
+// Warpgroups (setmaxnreg; 128 x (200 + 144 + 144 + 24) = 65,536 registers):
+//   0 state  (200)  dS (128 x 128 fp32: two m64 row halves x two n64 column halves); per chunk
+//                   the chunk's gamma, dS' -> its 16-bit tile, P, <S, dS'>,
+//                   dS = e_last dS' + Xq + K^T Edw
 //   1 chain  (144)  dVn = diag(f) K dS' + P^T dO, W = T^T dVn -> dv and Edw; then dk
-//   2 local  (160)  P, W', V_new, dPm, dq; then dAg, dT, X, dA, Z and the dgamma, dbeta sums
+//   2 local  (144)  W', V_new, dPm, dq; then dAg, dT, X, dA, Z and the dgamma, dbeta sums
+//                   (the longest path of a step: P, which needs no dS either, is the state's)
 //   3 producer (24) one thread: the chunk's TMA loads into a single buffer, two groups
 // Every product is a wgmma of m64n64k16 steps (a 64 x 128 result is two n64 halves), 16-bit
 // operands, fp32 accumulators; shared tiles in the 128-byte swizzle of fused::WgTile16.
@@ -17,7 +19,7 @@
 // Per chunk (e = exp(gamma), f = exp(gamma_last - gamma), Gam[i][j] = exp(gamma_i - gamma_j),
 // beta, T the gated inverse, S the chunk's start state (16-bit S^T from the recompute), dS' the
 // gradient of its end state):
-//   local  P    = scale Q K^T o Gam, i >= j                      (64 x 64, depth 128) -> tile
+//   state  P    = scale Q K^T o Gam, i >= j                      (64 x 64, depth 128) -> tile
 //   local  W'   = V - diag(e) K S                               (64 x 128, depth 128) -> V's tile
 //   local  V_new = T diag(beta) W'                              (depth 64; A from registers)
 //   local  dPm  = scale (dO V_new^T) o Gam, i >= j              (64 x 64, depth 128) -> tile
@@ -59,9 +61,9 @@ inline constexpr int kFusedStateWg = 0;
 inline constexpr int kFusedChainWg = 1;
 inline constexpr int kFusedLocalWg = 2;  // warpgroup 3: the producer
 inline constexpr int kFusedMathWarps = 12;  // the empty barrier's arrivals: every math warp
-inline constexpr int kFusedStateRegs = 184;
+inline constexpr int kFusedStateRegs = 200;
 inline constexpr int kFusedChainRegs = 144;
-inline constexpr int kFusedLocalRegs = 160;
+inline constexpr int kFusedLocalRegs = 144;
 inline constexpr int kFusedProducerRegs = 24;
 static_assert(128 * (kFusedStateRegs + kFusedChainRegs + kFusedLocalRegs + kFusedProducerRegs) == 65536,
               "the register file of one CTA per SM");
@@ -69,7 +71,7 @@ static_assert(128 * (kFusedStateRegs + kFusedChainRegs + kFusedLocalRegs + kFuse
 // Named barrier ids (0 is __syncthreads) and their thread counts.
 enum FusedBarrier : int {
   kBarInputs = 1,  // 384: rows past a short chunk's end zeroed (the local warpgroup)
-  kBarP,           // 256: local -> chain, P
+  kBarP,           // 256: state -> chain, P
   kBarDs,          // 256: state -> chain, dS'
   kBarVn,          // 256: local -> chain, V_new
   kBarDvn,         // 256: chain -> local, dVn
@@ -80,6 +82,7 @@ enum FusedBarrier : int {
   kBarChainWg,     // 128: within the chain warpgroup
   kBarLocalWg,     // 128: within the local warpgroup
   kBarStateWg,     // 128: within the state warpgroup
+  kBarGamma,       // 256: state -> local, the chunk's gamma in shared memory
 };
 
 // Where the state warpgroup stores dS after its item's first chunk (ChainItem's end view), kept
@@ -214,6 +217,38 @@ struct FusedThread {
       : tid(threadIdx.x % 128), warp(tid / 32), lane(tid % 32), g(lane / 4), t(lane % 4),
         rm(16 * warp), ra(rm + g), rb(ra + 8) {
     chain_item(p.c, kV, ch);
+  }
+  // gamma of row tid (< 64) of chunk c (rows past a chunk's end repeat its last row's), read
+  // from HBM a chunk ahead of its use ([Ttot, Hv] has no TMA box per head).
+  __device__ __forceinline__ float chunk_gamma(const FusedBwdParams& p, int64_t c) const {
+    const ChunkInfo ci = p.c.table[c];
+    const int r = tid < ci.len ? tid : static_cast<int>(ci.len) - 1;
+    return tid < kC ? p.c.gcum[(ci.tok_begin + r) * p.c.d.Hv + ch.h] : 0.f;
+  }
+};
+
+// The chunk's decay between this thread's rows (ra, rb) and any column j, Gam[i][j] =
+// exp(gamma_i - gamma_j), from the chunk's gamma in shared memory.
+struct FusedGates {
+  const float* gam;
+  float ga, gb;
+  int ra, rb;
+  __device__ __forceinline__ FusedGates(const float* gamma, const FusedThread& th)
+      : gam(gamma), ga(gamma[th.ra]), gb(gamma[th.rb]), ra(th.ra), rb(th.rb) {}
+  // Every exponential formed, then selected: above the diagonal it may overflow.
+  __device__ __forceinline__ float decay(int i, int j) const { return expf((i == ra ? ga : gb) - gam[j]); }
+  // x = scale x o Gam on and below the diagonal, 0 above, for an accumulator of NT n8 blocks
+  // at columns n0.. (P from Q K^T, dPm from dP).
+  template <int NT>
+  __device__ __forceinline__ void scale_causal(float (&x)[NT][4], int n0, float scale, int t) const {
+#pragma unroll
+    for (int nj = 0; nj < NT; ++nj)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = e >= 2 ? rb : ra, j = n0 + 8 * nj + 2 * t + (e & 1);
+        const float y = scale * x[nj][e] * decay(i, j);
+        x[nj][e] = i >= j ? y : 0.f;
+      }
   }
 };
 

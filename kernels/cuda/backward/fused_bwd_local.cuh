@@ -16,25 +16,13 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
   const Dims& d = p.c.d;
   const int h = th.ch.h;
   const Tile sS = sm.s(), sQ = sm.q(), sK = sm.k(), sV = sm.v(), sDO = sm.d_o(), sVN = sm.vn(),
-             sDVN = sm.dvn(), sT = sm.t(), sP = sm.p(), sDPM = sm.dpm(), sDTZ = sm.dtz();
-  float* const gam = sm.gam();
+             sDVN = sm.dvn(), sT = sm.t(), sDPM = sm.dpm(), sDTZ = sm.dtz();
   const int64_t first = th.ch.seg.chunk_begin, last = th.ch.seg.chunk_end;
-  // gamma of row tid (< 64) of a chunk (rows past a chunk's end repeat its last row's); read a
-  // chunk ahead ([Ttot, Hv] has no TMA box per head).
-  const auto gamma_of = [&](int64_t c) {
-    const ChunkInfo ci = p.c.table[c];
-    const int r = th.tid < ci.len ? th.tid : static_cast<int>(ci.len) - 1;
-    return th.tid < kC ? p.c.gcum[(ci.tok_begin + r) * d.Hv + h] : 0.f;
-  };
-  float gam_next = last > first ? gamma_of(last - 1) : 0.f;
 
   for (int64_t c = last - 1; c >= first; --c) {
     const int it = static_cast<int>(last - 1 - c);
     const ChunkInfo ci = p.c.table[c];
-    // Group B's full barrier follows every math warp's release of the chunk before: gamma's
-    // slot is free.
     sm.wait_inputs(it);
-    if (th.tid < kC) gam[th.tid] = gam_next;
     if (ci.len < kC) {  // a sequence's last chunk, cut short: zero q, k, v, dO past its end
       zero_rows_past_end(sQ.p, 8, static_cast<int>(ci.len), th.tid);
       fused::fence_proxy_async_shared();
@@ -42,37 +30,11 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
     } else {
       fused::named_sync(kBarLocalWg, 128);
     }
-    if (c - 1 >= first) gam_next = gamma_of(c - 1);
-    const float ga = gam[th.ra], gb = gam[th.rb];
     const float ea = sm.e()[th.ra], eb = sm.e()[th.rb];
     const float* bv = sm.beta();
-    // Gam[i][j] for this thread's rows i and column j (every exponential formed, then
-    // selected: above the diagonal it may overflow).
-    const auto gam_of = [&](int i, int j) { return expf((i == th.ra ? ga : gb) - gam[j]); };
-    // x = scale x o Gam on and below the diagonal, 0 above (P from Q K^T, dPm from dP).
-    const auto scale_gated_causal = [&](float (&x)[8][4]) {
-#pragma unroll
-      for (int nj = 0; nj < 8; ++nj)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int i = e >= 2 ? th.rb : th.ra, j = 8 * nj + 2 * th.t + (e & 1);
-          const float y = d.scale * x[nj][e] * gam_of(i, j);
-          x[nj][e] = i >= j ? y : 0.f;
-        }
-    };
 
-    // 1. P = scale Q K^T o Gam, i >= j -> its tile (the chain's P^T dO). Q K^T is formed again
-    //    beside dP for dgamma's fp32 dPm o Q K^T: held, its registers would spill.
-    {
-      float pm[8][4];
-      wg_issue<8, kK, Elem, false, true, true>(pm, sQ, sK, 0);
-      wg_wait<0>(pm);
-      scale_gated_causal(pm);
-      store16<8, Elem>(sP, pm, th.rm, 0);
-    }
-    fused::fence_proxy_async_shared();
-    fused::named_arrive(kBarP, 256);
-
+    // (P = scale Q K^T o Gam, i >= j, the chain's P^T dO operand, is the state warpgroup's:
+    // off this warpgroup's path, the longest of the three.)
     // 2. W' = V - diag(e) K S, its 16-bit rounding in V's place (each thread rewrites the
     //    elements it read).
     {
@@ -121,13 +83,17 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
     fused::named_arrive(kBarVn, 256);
     fused::named_sync(kBarLocalWg, 128);  // dP reads all of V_new
 
-    // 4. dPm = scale (dO V_new^T) o Gam, i >= j -> its tile; dgamma's dPm o Q K^T.
+    // 4. dPm = scale (dO V_new^T) o Gam, i >= j -> its tile; dgamma's dPm o Q K^T (Q K^T
+    //    formed here again: held from P, its registers would spill). The chunk's gamma is the
+    //    state warpgroup's to write.
     float dp[8][4], qk[8][4];
     wg_issue<8, kV, Elem, false, true, true>(dp, sDO, sVN, 0);
     wg_issue<8, kK, Elem, false, true, true>(qk, sQ, sK, 0);
+    fused::named_sync(kBarGamma, 256);
+    const FusedGates gates(sm.gam(), th);
     wg_wait<0>(dp);
     fused::fence_accumulators(qk);
-    scale_gated_causal(dp);
+    gates.scale_causal(dp, 0, d.scale, th.t);
     {
       FragSums<8> mg;  // stored now: held to Z, its registers would spill
 #pragma unroll
@@ -219,7 +185,7 @@ __device__ __forceinline__ void fused_local_wg(const FusedBwdParams& p, const Fu
         for (int e = 0; e < 4; ++e) {
           const int i = e >= 2 ? th.rb : th.ra, j = 8 * nj + 2 * th.t + (e & 1);
           const float grad_a = -da[nj][e];
-          const float gm = gam_of(i, j);
+          const float gm = gates.decay(i, j);
           const float kkg = kkm[nj][e] * gm;
           float z = 0.f;
           if (i > j) {

@@ -83,7 +83,8 @@ __device__ __forceinline__ void fused_state_wg(const FusedBwdParams& p, const Fu
   const FusedThread th(p);
   using Ops = fused::ElemOps<Elem>;
   const Dims& d = p.c.d;
-  const Tile sS = sm.s(), sDS = sm.ds(), sQ = sm.q(), sK = sm.k(), sDO = sm.d_o(), sEdw = sm.edw();
+  const Tile sS = sm.s(), sDS = sm.ds(), sQ = sm.q(), sK = sm.k(), sDO = sm.d_o(), sEdw = sm.edw(),
+             sP = sm.p();
   // The ldmatrix rows of this lane, formed once: the swizzle group of every 8 x 8 block this
   // lane addresses is the same (its rows are lane % 8 modulo 8, its column group fixed by the
   // warp), so every block is a constant offset from these (the compiler would otherwise keep an
@@ -103,6 +104,7 @@ __device__ __forceinline__ void fused_state_wg(const FusedBwdParams& p, const Fu
   const int64_t first = th.ch.seg.chunk_begin, last = th.ch.seg.chunk_end;
   if (th.tid == 0) sm.end_view() = {th.ch.dst, th.ch.dst_row, th.ch.dst_col};
   fused::named_sync(kBarStateWg, 128);
+  float gam_next = last > first ? th.chunk_gamma(p, last - 1) : 0.f;
 
   for (int64_t c = last - 1; c >= first; --c) {
     const int it = static_cast<int>(last - 1 - c);
@@ -110,14 +112,37 @@ __device__ __forceinline__ void fused_state_wg(const FusedBwdParams& p, const Fu
     sm.wait_inputs(it);
     if (ci.len < kC) fused::named_sync(kBarInputs, 384);
 
-    // 1. dS' -> its 16-bit tile (the chain's Y and dk operand).
+    // 1. The chunk's gamma into its slot (free: group B's full barrier follows every math
+    //    warp's release of the chunk before); dS' -> its 16-bit tile (the chain's Y and dk
+    //    operand).
+    if (th.tid < kC) sm.gam()[th.tid] = gam_next;
+    if (c - 1 >= first) gam_next = th.chunk_gamma(p, c - 1);
 #pragma unroll
     for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
       for (int nh = 0; nh < 2; ++nh)
         store16<8, Elem>(sDS, S[mi][nh], 64 * mi + 16 * th.warp, 64 * nh);
     fused::fence_proxy_async_shared();
+    fused::named_sync(kBarStateWg, 128);  // every row's gamma written
     fused::named_arrive(kBarDs, 256);
+    fused::named_arrive(kBarGamma, 256);
+
+    // 1b. P = scale Q K^T o Gam, i >= j -> its tile (the chain's P^T dO), in two 32-column
+    //     halves (m64n32: dS leaves room for 16 accumulators, not 32).
+    {
+      const FusedGates gates(sm.gam(), th);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        float pm[4][4];
+        wg_issue<4, kK, Elem, false, true, true>(pm, sQ, sK, 32 * half);
+        wg_wait<0>(pm);
+        gates.scale_causal(pm, 32 * half, d.scale, th.t);
+        store16<4, Elem>(sP, pm, th.rm, 32 * half);
+        asm volatile("" ::: "memory");  // one half's gate loads at a time beside dS
+      }
+    }
+    fused::fence_proxy_async_shared();
+    fused::named_arrive(kBarP, 256);
 
     // 2. e_last <S, dS'> (dgamma of the chunk's last row), in a fixed order: the thread's
     //    elements, the warp's butterfly, then the chain adds the four warps in order. S comes
