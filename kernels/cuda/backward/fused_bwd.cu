@@ -11,10 +11,30 @@
 namespace gdn::bwd {
 namespace {
 
+// Chunk c's inputs brought into L2 (the boxes produce_chunks loads), a chunk step ahead of its
+// loads: those then wait on L2 rather than HBM between two steps (T, S^T and the gates are
+// read once, from HBM; q and k once per value head of the group).
+__device__ __forceinline__ void prefetch_chunk(const FusedBwdParams& p, int64_t c, int h, int hk) {
+  const int tok = static_cast<int>(p.c.table[c].tok_begin);
+  const int pair = static_cast<int>(c * p.c.d.Hv + h);
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int col = 64 * half;
+    fused::tma_prefetch_3d(&p.c.tmap_q, col, hk, tok);
+    fused::tma_prefetch_3d(&p.tmap_v, col, h, tok);
+    fused::tma_prefetch_3d(&p.c.tmap_do, col, h, tok);
+    fused::tma_prefetch_2d(&p.tmap_s, col, pair * kV);
+    fused::tma_prefetch_3d(&p.c.tmap_k, col, hk, tok);
+  }
+  fused::tma_prefetch_2d(&p.c.tmap_t, 0, pair * kC);
+  fused::bulk_prefetch(p.c.gate_ef + int64_t(pair) * (3 * kC), static_cast<uint32_t>(FusedSmem::kGateBytes));
+}
+
 // The producer thread: chunk it of the item (walked from its last chunk) into the single input
 // buffer, group by group: A (q, v, dO as two 64-column boxes each, S^T as two 128-row boxes of
 // 64 columns) once every math warp has released chunk it - 1's group A, then B (k of the
-// v-head's q/k head, T, e/f/beta) once they have released its group B.
+// v-head's q/k head, T, e/f/beta) once they have released its group B; then the next chunk's
+// prefetch into L2.
 __device__ __forceinline__ void produce_chunks(const FusedBwdParams& p, const FusedSmem& sm) {
   ChainItem ch;
   chain_item(p.c, kV, ch);
@@ -46,6 +66,7 @@ __device__ __forceinline__ void produce_chunks(const FusedBwdParams& p, const Fu
     fused::tma_load_2d(sm.t().p, &p.c.tmap_t, 0, pair * kC, bar);
     fused::bulk_load(sm.gate(), p.c.gate_ef + int64_t(pair) * (3 * kC),
                      static_cast<uint32_t>(FusedSmem::kGateBytes), bar);
+    if (c - 1 >= first) prefetch_chunk(p, c - 1, h, hk);
   }
 }
 
