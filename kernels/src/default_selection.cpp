@@ -63,8 +63,23 @@
 //               per SM already hide each other's latency.
 //   5. the rest (pipeline stages): first in registry order; a tuned table
 //               (gdnlab export) is where measured preferences belong.
-// The chunked backward (Pass::Backward, Family::Fused) has steps 1, 2 and 3 of its own: its
-// one V-blocked kernel is the reverse chain, so
+// The chunked backward (Pass::Backward, Family::Fused) has steps of its own. Where the pool
+// has the fused backward kernel (producer-consumer roles: the reverse chain and the local
+// gradients in one kernel per (sequence or segment, value head), all 128 columns):
+//   1''. that kernel: on an H100 the fastest of every backward family on all 32 backward
+//               anchor rows (its sweep at the two input groups,
+//               bench/results/h100_2026-12-08_fused_backward_load_groups/rows32_head.sqlite,
+//               against the sweep of the others, bench/results/h100_2026-12-07_backward_sweep.sqlite:
+//               1.008x to 1.315x);
+//   2''. block_v: its one width, 128;
+//   3''. CP when the CTAs busy along the longest chain (as in 3' below) are under half the
+//               slots (one CTA per SM), then the longest segment whose CTAs fill 3/4 of the
+//               slots, else the shortest that splits: its chunk step is long (about 11 us),
+//               so splitting pays until half the SMs are busy, where the chain's step 3'
+//               stops at a quarter. On that sweep: 1.9 % from the fastest segment length
+//               (geometric mean), worst 1.18x (8/16 heads, 32k tokens in 8 sequences, the longest
+//               10180: 128-chunk segments against 32); step 3' would be 5.0 %, worst 1.46x.
+// Otherwise its one V-blocked kernel is the reverse chain, so
 //   1'. column-warp roles (the chain on wgmma fed by a TMA producer warp, 64 columns, one CTA
 //               per SM) where the pool has them: over the 32 rows of the backward anchor
 //               sweep of both chains (bench/results/h200_2026-12-02_backward_sweep.sqlite) the
@@ -192,7 +207,9 @@ bool all_chunked_backward(const Pool& pool) {
 // column-warp preference, whose backward variants are the wgmma chain).
 constexpr int kChainBlockV = 32;
 
-int choose_cp_segment_chain(const SelectionInput& in, const Pool& pool, int block_v) {
+// Unsplit when the CTAs busy along the longest chain are at least 1 / idle_parts of the slots
+// (4 for the reverse chain's step 3', 2 for the fused kernel's step 3'').
+int choose_cp_segment_chain(const SelectionInput& in, const Pool& pool, int block_v, int idle_parts) {
   const std::set<int> segments = values_of(pool, &KernelConfig::cp_segment_chunks);
   const bool off_available = segments.count(0) != 0;
   const int64_t slots = cta_slots(in, pool, block_v);
@@ -200,9 +217,23 @@ int choose_cp_segment_chain(const SelectionInput& in, const Pool& pool, int bloc
   const int64_t tokens = in.tokens > 0 ? in.tokens : in.num_seqs * in.longest;
   const int64_t total_chunks = ceil_div(tokens, kChunk);
   const int64_t ctas_per_segment = int64_t{in.Hv} * ceil_div(in.V, block_v);
-  // 4 x (CTAs busy along the longest chain) >= slots, in integers.
-  if (4 * ctas_per_segment * total_chunks >= slots * longest_chunks && off_available) return 0;
+  // idle_parts x (CTAs busy along the longest chain) >= slots, in integers.
+  if (idle_parts * ctas_per_segment * total_chunks >= slots * longest_chunks && off_available) return 0;
   return segment_filling_slots(in, segments, longest_chunks, total_chunks, ctas_per_segment, slots);
+}
+
+bool has_roles(const Pool& pool, WarpRoles roles) {
+  return std::any_of(pool.begin(), pool.end(), [&](const Variant* v) { return v->config().roles == roles; });
+}
+
+// The chunked backward's fused kernel (steps 1'' to 3'' of the rule's comment).
+const Variant* select_fused_backward(const SelectionInput& in, Pool pool) {
+  pool = keep_if(pool, [](const KernelConfig& c) { return c.roles == WarpRoles::ProducerConsumer; });
+  const int block_v = *values_of(pool, &KernelConfig::block_v).rbegin();
+  pool = keep_if(pool, [&](const KernelConfig& c) { return c.block_v == block_v; });
+  const int segment = choose_cp_segment_chain(in, pool, block_v, 2);
+  pool = keep_if(pool, [&](const KernelConfig& c) { return c.cp_segment_chunks == segment; });
+  return pool.front();
 }
 
 // Returns the chosen cp_segment_chunks (0 = off).
@@ -258,6 +289,8 @@ const Variant* select_default_variant(const SelectionInput& in,
   if (implementable.empty()) return nullptr;
   Pool pool(implementable.begin(), implementable.end());
   pool = keep_if(pool, [](const KernelConfig& c) { return c.family == Family::Fused; });
+  if (all_chunked_backward(pool) && has_roles(pool, WarpRoles::ProducerConsumer))
+    return select_fused_backward(in, pool);
   pool = keep_if(pool, [](const KernelConfig& c) { return c.roles == WarpRoles::ColumnWarps; });
 
   const bool chain = all_chunked_backward(pool);
@@ -266,7 +299,7 @@ const Variant* select_default_variant(const SelectionInput& in,
                           : choose_block_v(in, pool);
   pool = keep_if(pool, [&](const KernelConfig& c) { return c.block_v == block_v; });
 
-  const int segment = chain ? choose_cp_segment_chain(in, pool, block_v) : choose_cp_segment(in, block_v, pool);
+  const int segment = chain ? choose_cp_segment_chain(in, pool, block_v, 4) : choose_cp_segment(in, block_v, pool);
   pool = keep_if(pool, [&](const KernelConfig& c) { return c.cp_segment_chunks == segment; });
 
   const WarpRoles roles = choose_roles(in, pool, ctas_with_cp(in, block_v, segment));
