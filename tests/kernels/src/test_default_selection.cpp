@@ -287,17 +287,26 @@ TEST(DefaultSelection, ChunkedBackwardFollowsTheBackwardAnchorSweep) {
   EXPECT_EQ(space.pick(shape(8, 1024, 32)), name(0));
 }
 
+// The chunked backward's variants with the resources their kernels report: the mma.sync
+// chain (cooperative, two CTAs of 128 threads per SM) at 16 and 32 columns, the wgmma chain
+// (column-warp roles, 64 columns, one CTA of 512 threads per SM) and, with `fused_kernel`,
+// the fused kernel (producer-consumer roles, 128 columns, one CTA of 512 threads per SM).
+std::vector<std::pair<KernelConfig, gdn::Variant::Resources>> backward_variants(bool fused_kernel) {
+  std::vector<std::pair<KernelConfig, gdn::Variant::Resources>> variants;
+  const int all[] = {0, 8, 16, 32, 64, 128};
+  for (int cp : {0, 16, 64}) variants.push_back({chain(16, cp, WarpRoles::Cooperative), resident(2, 128)});
+  for (int cp : all) variants.push_back({chain(32, cp, WarpRoles::Cooperative), resident(2, 128)});
+  for (int cp : all) variants.push_back({chain(64, cp, WarpRoles::ColumnWarps), resident(1, 512)});
+  if (fused_kernel)
+    for (int cp : all) variants.push_back({chain(128, cp, WarpRoles::ProducerConsumer), resident(1, 512)});
+  return variants;
+}
+
 // The wgmma chain (column-warp roles, 64 columns, one CTA per SM) is preferred over the
 // mma.sync chain, and steps 2' and 3' replayed on rows of its anchor sweep
 // (bench/results/h200_2026-12-02_backward_sweep.sqlite; ms of the pick / the fastest).
 TEST(DefaultSelection, ChunkedBackwardPrefersTheWgmmaChainAndFollowsItsSweep) {
-  std::vector<std::pair<KernelConfig, gdn::Variant::Resources>> variants;
-  for (int cp : {0, 16, 64}) variants.push_back({chain(16, cp, WarpRoles::Cooperative), resident(2, 128)});
-  for (int cp : {0, 8, 16, 32, 64, 128})
-    variants.push_back({chain(32, cp, WarpRoles::Cooperative), resident(2, 128)});
-  for (int cp : {0, 8, 16, 32, 64, 128})
-    variants.push_back({chain(64, cp, WarpRoles::ColumnWarps), resident(1, 512)});
-  const Space space(variants);
+  const Space space(backward_variants(false));
   const auto name = [&](int cp) { return gdn::config_name(chain(64, cp, WarpRoles::ColumnWarps)); };
   // 16/32 heads, 1 x 32768: 64 chain CTAs along 512 chunks: unsplit, the local kernel on the
   // other 68 SMs beside the chain (5.027 ms, the fastest; 128-chunk segments 5.206).
@@ -322,40 +331,43 @@ TEST(DefaultSelection, ChunkedBackwardPrefersTheWgmmaChainAndFollowsItsSweep) {
 // sweep (bench/results/h100_2026-12-08_fused_backward_load_groups/rows32_head.sqlite; ms of
 // the pick / the fastest).
 TEST(DefaultSelection, ChunkedBackwardPrefersTheFusedKernelAndFollowsItsSweep) {
-  std::vector<std::pair<KernelConfig, gdn::Variant::Resources>> variants;
-  for (int cp : {0, 16, 64}) variants.push_back({chain(32, cp, WarpRoles::Cooperative), resident(2, 128)});
-  for (int cp : {0, 8, 16, 32, 64, 128})
-    variants.push_back({chain(64, cp, WarpRoles::ColumnWarps), resident(1, 512)});
-  for (int cp : {0, 8, 16, 32, 64, 128})
-    variants.push_back({chain(128, cp, WarpRoles::ProducerConsumer), resident(1, 512)});
-  const Space space(variants);
-  const auto name = [&](int cp) { return gdn::config_name(chain(128, cp, WarpRoles::ProducerConsumer)); };
-  // 16/32 heads, 1 x 32768: 32 CTAs along 512 chunks: 128-chunk segments, 4 per sequence,
-  // 128 CTAs (4.156 ms, the fastest).
-  EXPECT_EQ(space.pick(shape(1, 32768, 32)), name(128));
-  // 8/16 heads, 1 x 32768: 64-chunk segments (2.216 ms, the fastest).
-  EXPECT_EQ(space.pick(shape(1, 32768, 16)), name(64));
-  // 16/32 heads, 1 x 8192: 32-chunk segments (1.139 ms, the fastest).
-  EXPECT_EQ(space.pick(shape(1, 8192, 32)), name(32));
-  // 2/4 heads, 1 x 8192: 16 CTAs: no length fills the slots, the shortest that splits
-  // (8 chunks: 0.267 ms, the fastest).
-  EXPECT_EQ(space.pick(shape(1, 8192, 4)), name(8));
-  // 16/32 heads, four sequences (longest 3751, 8192 tokens): the CTAs busy along the longest
-  // chain, 32 x 128 / 59 = 69, are over half the SMs: unsplit (1.159 ms, the fastest).
-  SelectionInput four = shape(4, 3751, 32);
-  four.tokens = 8192;
-  EXPECT_EQ(space.pick(four), name(0));
-  // 4/8 heads, 1 x 32768: 32-chunk segments (1.181 ms, the fastest).
-  EXPECT_EQ(space.pick(shape(1, 32768, 8)), name(32));
-  // 16/32 heads, 21018 + 11750 tokens: 32 x 512 / 329 = 50 CTAs busy along the longest chain,
-  // over the chain's quarter of the SMs but under half: split, 128-chunk segments (4.858 ms;
-  // unsplit, where the chain's step 3' stops, 5.565; the fastest, 64-chunk segments, 4.284).
-  SelectionInput two = shape(2, 21018, 32);
-  two.tokens = 32768;
-  EXPECT_EQ(space.pick(two), name(128));
+  struct Row {
+    int64_t num_seqs, longest, tokens;
+    int32_t hv;
+    int segment;  // the pick's cp_segment_chunks
+  };
+  const Row rows[] = {
+      // 16/32 heads, 1 x 32768: 32 CTAs along 512 chunks: 128-chunk segments, 4 per sequence,
+      // 128 CTAs (4.156 ms, the fastest).
+      {1, 32768, 32768, 32, 128},
+      // 8/16 heads, 1 x 32768: 64-chunk segments (2.216 ms, the fastest).
+      {1, 32768, 32768, 16, 64},
+      // 4/8 heads, 1 x 32768: 32-chunk segments (1.181 ms, the fastest).
+      {1, 32768, 32768, 8, 32},
+      // 16/32 heads, 1 x 8192: 32-chunk segments (1.139 ms, the fastest).
+      {1, 8192, 8192, 32, 32},
+      // 2/4 heads, 1 x 8192: 16 CTAs: no length fills the slots, the shortest that splits
+      // (8 chunks: 0.267 ms, the fastest).
+      {1, 8192, 8192, 4, 8},
+      // 16/32 heads, four sequences (longest 3751, 8192 tokens): the CTAs busy along the
+      // longest chain, 32 x 128 / 59 = 69, are over half the SMs: unsplit (1.159 ms, the
+      // fastest).
+      {4, 3751, 8192, 32, 0},
+      // 16/32 heads, 21018 + 11750 tokens: 32 x 512 / 329 = 50 CTAs busy along the longest
+      // chain, over the chain's quarter of the SMs but under half: split, 128-chunk segments
+      // (4.858 ms; unsplit, where the chain's step 3' stops, 5.565; the fastest, 64-chunk
+      // segments, 4.284).
+      {2, 21018, 32768, 32, 128},
+  };
+  const Space space(backward_variants(true));
+  for (const Row& r : rows) {
+    SelectionInput in = shape(r.num_seqs, r.longest, r.hv);
+    in.tokens = r.tokens;
+    EXPECT_EQ(space.pick(in), gdn::config_name(chain(128, r.segment, WarpRoles::ProducerConsumer)))
+        << r.num_seqs << " sequences, longest " << r.longest << ", " << r.hv << " value heads";
+  }
   // Without the fused kernel in the pool, the chains' steps as before.
-  std::vector<std::pair<KernelConfig, gdn::Variant::Resources>> chains(variants.begin(), variants.begin() + 9);
-  EXPECT_EQ(Space(chains).pick(shape(1, 32768, 16)),
+  EXPECT_EQ(Space(backward_variants(false)).pick(shape(1, 32768, 16)),
             gdn::config_name(chain(64, 128, WarpRoles::ColumnWarps)));
 }
 
