@@ -10,8 +10,8 @@
 #
 # Options:
 #   --stages LIST        comma-separated, in this order: resources,tests,sweep,tune,tune-bwd,
-#                        validate,bench-fwd,bench-bwd,bench-train,timeline (default: all but
-#                        tune, tune-bwd, validate and timeline). bench-train times a training
+#                        validate,ab,bench-fwd,bench-bwd,bench-train,timeline (default: all but
+#                        tune, tune-bwd, validate, ab and timeline). bench-train times a training
 #                        step (forward + backward) on the backward rows. timeline: the
 #                        per-kernel timeline of one call (scripts/kernel_timeline.py) of the
 #                        forward rows --timeline-fwd and the backward rows --timeline-bwd.
@@ -25,6 +25,12 @@
 #                        second, independent forward sweep of the same shapes into the same
 #                        database and the oracle gap of the table (gdnlab gap). Pass the
 #                        database back with --tune-db.
+#                        ab: an A/B of two builds through the lab: the same sweep (--ab-shapes,
+#                        --ab-variants, a quick protocol) by the --ab-base build into
+#                        ab_base.sqlite and by this build into ab_head.sqlite, one after the
+#                        other, then `gdnlab compare` of the two per candidate and per problem
+#                        (ab_compare_candidate.csv, ab_compare_problem.csv; the summaries in
+#                        the stage's log).
 #   --build-dir DIR      the build to use (default build-gpu); configured and built here
 #                        (Release, no GUI) when it holds no CMakeCache.txt. A build made on
 #                        another machine (--pack) is relocated to this checkout; an archive
@@ -53,9 +59,15 @@
 #   --tune-strategy S    strategy of tune and tune-bwd: exhaustive | halving (default halving:
 #                        cheap rungs rank the plan candidates, the best third get the full
 #                        protocol).
+#   --ab-base BUILD      ab: the build to compare with (a folder or an archive of --pack,
+#                        unpacked into $TMPDIR/gdn-ab-base).
+#   --ab-shapes SET      ab: the shape set (a name in scripts/shapes or a CSV; default
+#                        bwd_anchors).
+#   --ab-variants GLOBS  ab: comma-separated globs on variant names (default: every variant).
 # Outputs in OUTDIR: summary.txt, resources.txt, peers_fwd.csv, peers_bwd.csv, peers_train.csv,
 # timeline_fwd.csv, timeline_bwd.csv,
-# smoke_sweep.sqlite, tuning.sqlite, table.tar.gz, gap.csv, logs.tar.gz, triton_autotune.tar.gz
+# smoke_sweep.sqlite, tuning.sqlite, table.tar.gz, gap.csv, ab_base.sqlite, ab_head.sqlite,
+# ab_compare_candidate.csv, ab_compare_problem.csv, logs.tar.gz, triton_autotune.tar.gz
 # (FLA's Triton autotuning results, kept in TRITON_CACHE_DIR, default .triton_cache: they save
 # 30-110 s per head configuration on the next run).
 set -uo pipefail
@@ -65,11 +77,12 @@ REPO=$PWD
 usage() { sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 die() { echo "gpu_check: $*" >&2; exit 2; }
 
-ALL_STAGES="resources,tests,sweep,tune,tune-bwd,validate,bench-fwd,bench-bwd,bench-train,timeline"
+ALL_STAGES="resources,tests,sweep,tune,tune-bwd,validate,ab,bench-fwd,bench-bwd,bench-train,timeline"
 stages="resources,tests,sweep,bench-fwd,bench-bwd,bench-train" build_dir="" bench_budget=400
 fwd_resume="" bwd_resume="" train_resume="" bench_args="" tune_db="" sweep_gpus=0
 sweep_metrics=basic tune_plans=rule tune_strategy=halving wheels=.whl outdir="" pack=""
 peers_site="" timeline_fwd="1024x8,4096x8,8192x4" timeline_bwd="16/32"
+ab_base="" ab_shapes=bwd_anchors ab_variants='*'
 while (($#)); do
   case "$1" in
     -h|--help) usage; exit 0 ;;
@@ -90,6 +103,9 @@ while (($#)); do
     --sweep-metrics) sweep_metrics=${2:?--sweep-metrics needs none, basic or full}; shift ;;
     --tune-plans) tune_plans=${2:?--tune-plans needs rule, axes or grid}; shift ;;
     --tune-strategy) tune_strategy=${2:?--tune-strategy needs exhaustive or halving}; shift ;;
+    --ab-base) ab_base=${2:?--ab-base needs a build folder or archive}; shift ;;
+    --ab-shapes) ab_shapes=${2:?--ab-shapes needs a shape set}; shift ;;
+    --ab-variants) ab_variants=${2:?--ab-variants needs globs}; shift ;;
     -*) die "unknown option '$1' (see --help)" ;;
     *) [[ -z $outdir ]] || die "one OUTDIR expected; got '$outdir' and '$1'"; outdir=$1 ;;
   esac
@@ -132,6 +148,10 @@ for s in ${stages//,/ }; do
   [[ ",$ALL_STAGES," == *",$s,"* ]] || die "--stages: unknown stage '$s' (expected some of $ALL_STAGES)"
 done
 has_stage() { [[ ",$stages," == *",$1,"* ]]; }
+if has_stage ab; then
+  [[ -n $ab_base ]] || die "--stages ab needs --ab-base (the build to compare this one with)"
+  [[ -e $ab_base ]] || die "--ab-base: no build folder or archive '$ab_base'"
+fi
 mkdir -p "$outdir" || die "cannot create OUTDIR '$outdir'"
 outdir=$(cd "$outdir" && pwd)
 logs=$outdir/logs
@@ -156,14 +176,22 @@ relocate_build() {
   fi
 }
 
+# An archive of --pack unpacked afresh into $TMPDIR/NAME; prints the build folder.
+unpack_build() {  # option, archive, name
+  [[ -f $2 ]] || die "$1: no archive '$2'"
+  local unpacked=${TMPDIR:-/tmp}/$3
+  rm -rf "$unpacked" && mkdir -p "$unpacked" && xz -dc "$2" | tar -C "$unpacked" -xf - ||
+    die "$1: cannot unpack '$2' into $unpacked"
+  [[ -f $unpacked/build/CMakeCache.txt ]] || die "$1: '$2' holds no build/CMakeCache.txt (not made by --pack)"
+  echo "$unpacked/build"
+}
+
 build_dir=${build_dir:-build-gpu}
-if [[ $build_dir == *.tar.xz ]]; then  # an archive of --pack: unpacked afresh
-  [[ -f $build_dir ]] || die "--build-dir: no archive '$build_dir'"
-  unpacked=${TMPDIR:-/tmp}/gdn-packed-build
-  rm -rf "$unpacked" && mkdir -p "$unpacked" && xz -dc "$build_dir" | tar -C "$unpacked" -xf - ||
-    die "--build-dir: cannot unpack '$build_dir' into $unpacked"
-  [[ -f $unpacked/build/CMakeCache.txt ]] || die "--build-dir: '$build_dir' holds no build/CMakeCache.txt (not made by --pack)"
-  build_dir=$unpacked/build
+if [[ $build_dir == *.tar.xz ]]; then
+  build_dir=$(unpack_build --build-dir "$build_dir" gdn-packed-build) || exit 2
+fi
+if [[ $ab_base == *.tar.xz ]]; then
+  ab_base=$(unpack_build --ab-base "$ab_base" gdn-ab-base) || exit 2
 fi
 if [[ -f $build_dir/CMakeCache.txt ]]; then
   relocate_build "$build_dir"
@@ -273,8 +301,8 @@ gpu_tests() {
   return $rc
 }
 
-find_gdnlab() {
-  find "$build_dir" -maxdepth 3 -type f -name gdnlab -perm -u+x 2>/dev/null | head -1
+find_gdnlab() {  # [build folder]
+  find "${1:-$build_dir}" -maxdepth 3 -type f -name gdnlab -perm -u+x 2>/dev/null | head -1
 }
 
 smoke_sweep() {
@@ -383,6 +411,32 @@ validate() {
     "$gdnlab" gap --db "$outdir/tuning.sqlite" --table-sweep 1 --sweep "$newest" --format table
 }
 
+# The A/B of --ab-base against this build: one sweep each, the same arguments but the database,
+# the base first, then the lab's comparison of the two.
+ab() {
+  local base head name gdnlab rc=0
+  base=$(find_gdnlab "$ab_base")
+  head=$(find_gdnlab)
+  [[ -n $base ]] || { echo "no gdnlab executable in the --ab-base build $ab_base"; return 3; }
+  [[ -n $head ]] || { echo "no gdnlab executable in $build_dir"; return 3; }
+  for name in base head; do
+    [[ $name == base ]] && gdnlab=$base || gdnlab=$head
+    rm -f "$outdir/ab_$name.sqlite"
+    echo "== $name: $("$gdnlab" --version 2>/dev/null)"
+    "$gdnlab" sweep --space default --shapes "$ab_shapes" --variants "$ab_variants" \
+      --metrics none --no-progress --db "$outdir/ab_$name.sqlite" --warmup 3 --min-samples 10 \
+      --max-samples 30 --target-spread 0.02 --time-cap-ms 400 || return 1
+  done
+  for by in candidate problem; do
+    "$head" compare --db "$outdir/ab_base.sqlite" --sweep 1 --against 1 \
+      --against-db "$outdir/ab_head.sqlite" --by "$by" --format csv \
+      --out "$outdir/ab_compare_$by.csv" || rc=1
+    "$head" compare --db "$outdir/ab_base.sqlite" --sweep 1 --against 1 \
+      --against-db "$outdir/ab_head.sqlite" --by "$by" | tail -2
+  done
+  return $rc
+}
+
 bench() {  # pass, resume-file
   local pass=$1 resume=$2 csv=$outdir/peers_$1.csv extra=()
   if [[ -n $resume ]]; then
@@ -414,6 +468,7 @@ has_stage sweep && run_stage smoke_sweep smoke_sweep
 has_stage tune && run_stage tune tune
 has_stage tune-bwd && run_stage tune_bwd tune_bwd
 has_stage validate && run_stage validate validate
+has_stage ab && run_stage ab ab
 has_stage bench-fwd && run_stage bench_fwd bench fwd "$fwd_resume"
 has_stage bench-bwd && run_stage bench_bwd bench bwd "$bwd_resume"
 has_stage bench-train && run_stage bench_train bench train "$train_resume"
