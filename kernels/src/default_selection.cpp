@@ -79,6 +79,7 @@
 //               stops at a quarter. On that sweep: 1.9 % from the fastest segment length
 //               (geometric mean), worst 1.18x (8/16 heads, 32k tokens in 8 sequences, the longest
 //               10180: 128-chunk segments against 32); step 3' would be 5.0 %, worst 1.46x.
+//               A CPU test replays it over that sweep.
 // Otherwise its one V-blocked kernel is the reverse chain, so
 //   1'. column-warp roles (the chain on wgmma fed by a TMA producer warp, 64 columns, one CTA
 //               per SM) where the pool has them: over the 32 rows of the backward anchor
