@@ -19,7 +19,7 @@ from ._errors import (GdnArgumentError, GdnCudaError, GdnError, GdnInternalError
                       GdnInvalidArgumentError, GdnNotAvailableError, GdnUnsupportedError,
                       GdnWorkspaceError)
 from ._fla import register_fla_backend
-from ._ops import chunk_gated_delta_rule
+from ._ops import chunk_gated_delta_rule, l2norm
 
 try:
     import torch  # noqa: F401
@@ -61,7 +61,7 @@ def load_dispatch_table(path=None):
     library().load_dispatch_table(None if path is None else str(path))
 
 
-__all__ = ["chunk_gated_delta_rule", "device_available", "fwd_variant_name", "library",
+__all__ = ["chunk_gated_delta_rule", "l2norm", "device_available", "fwd_variant_name", "library",
            "load_dispatch_table",
            "candidate_paths", "register_fla_backend", "GdnError", "GdnArgumentError",
            "GdnInvalidArgumentError", "GdnUnsupportedError", "GdnNotAvailableError",

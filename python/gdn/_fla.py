@@ -23,7 +23,6 @@ SUPPORTED_CAPABILITY = (9, 0)  # the kernels are sm_90a only
 
 # FLA keyword arguments libgdn has no counterpart for, with the reason a call using one declines.
 _DECLINED_FLAGS = {
-    "use_qk_l2norm_in_kernel": "libgdn does not l2-normalise q and k (use_qk_l2norm_in_kernel)",
     "use_beta_sigmoid_in_kernel": "libgdn takes beta after the sigmoid "
                                   "(use_beta_sigmoid_in_kernel)",
     "allow_neg_eigval": "libgdn does not scale beta to [0, 2) (allow_neg_eigval)",
@@ -57,8 +56,7 @@ def verify(q, k, v, g, beta, scale=None, initial_state=None, output_final_state=
     the device: a compute-capability-9.0 GPU. device_capability(device) -> (major, minor) is
     torch.cuda.get_device_capability.
     """
-    flags = {"use_qk_l2norm_in_kernel": use_qk_l2norm_in_kernel,
-             "use_beta_sigmoid_in_kernel": use_beta_sigmoid_in_kernel,
+    flags = {"use_beta_sigmoid_in_kernel": use_beta_sigmoid_in_kernel,
              "allow_neg_eigval": allow_neg_eigval,
              "use_gate_in_kernel": kwargs.get("use_gate_in_kernel", False)}
     for name, value in flags.items():
@@ -66,6 +64,9 @@ def verify(q, k, v, g, beta, scale=None, initial_state=None, output_final_state=
             return False, _DECLINED_FLAGS[name]
     if cp_context is not None:
         return False, "libgdn does not split sequences across devices (cp_context)"
+    if not isinstance(use_qk_l2norm_in_kernel, bool):
+        return False, (f"use_qk_l2norm_in_kernel: expected a bool; got "
+                       f"{type(use_qk_l2norm_in_kernel).__name__}")
     unknown = sorted(set(kwargs) - _IGNORED_KWARGS - set(flags))
     if unknown:
         return False, f"libgdn has no counterpart for the keyword argument(s) {', '.join(unknown)}"
@@ -101,7 +102,8 @@ def run(q, k, v, g, beta, scale=None, initial_state=None, output_final_state=Fal
         dense(q), dense(k), dense(v), dense(g), dense(beta), scale=scale,
         initial_state=dense(initial_state), output_final_state=bool(output_final_state),
         cu_seqlens=cu_seqlens, cu_seqlens_cpu=cu_seqlens_cpu,
-        state_layout="vk" if state_v_first else "kv")
+        state_layout="vk" if state_v_first else "kv",
+        use_qk_l2norm_in_kernel=use_qk_l2norm_in_kernel)
 
 
 def library_loads():

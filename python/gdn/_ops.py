@@ -107,9 +107,37 @@ def backward_raw(spec, q, k, v, g, beta, initial_state, d_o, dht, want_dh0, save
     return dq, dk, dv, dg, dbeta, dh0
 
 
+# FLA's l2norm epsilon (fla.modules.l2norm.l2norm_fwd), which its use_qk_l2norm_in_kernel uses.
+L2NORM_EPS = 1e-6
+
+
+def l2norm(x, eps=L2NORM_EPS):
+    """x * (1 / sqrt(sum(x^2) + eps)) over the last dimension, formed in fp32 and returned in
+    x's dtype: FLA's l2norm (fla.modules.norm.l2norm), which FLA's and FlashQLA's
+    use_qk_l2norm_in_kernel apply to q and k (both in a kernel of its own before the chunked
+    ones). Differentiable (torch ops)."""
+    torch = _torch()
+    xf = x.float()
+    return (xf * (1 / torch.sqrt((xf * xf).sum(-1, keepdim=True) + eps))).to(x.dtype)
+
+
+def _l2norm_qk(q, k, use_qk_l2norm_in_kernel):
+    """q and k l2-normalised when asked (tensors only: anything else is left for the input
+    checks to name)."""
+    if not isinstance(use_qk_l2norm_in_kernel, bool):
+        raise GdnArgumentError(f"use_qk_l2norm_in_kernel: expected a bool; got "
+                               f"{type(use_qk_l2norm_in_kernel).__name__}")
+    if not use_qk_l2norm_in_kernel:
+        return q, k
+    torch = _torch()
+    return tuple(l2norm(t) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+                 for t in (q, k))
+
+
 def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
                            output_final_state=False, cu_seqlens=None, cu_seqlens_cpu=None,
-                           state_layout="kv", cp_group=None, cp_context=None):
+                           state_layout="kv", cp_group=None, cp_context=None,
+                           use_qk_l2norm_in_kernel=False):
     """Gated DeltaNet chunked prefill with FLA's call signature; returns (o, final_state).
 
     q, k: [B, T, Hk, K] bf16/fp16; v: [B, T, Hv, V] (q's dtype); g: [B, T, Hv] fp32 log decay;
@@ -131,7 +159,13 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     global shape with the rows of the sequences that end (start) on this rank, zeros elsewhere.
     cp_context (a gdn.context_parallel.CPContext) gives uneven splits or another exchange.
     Not traced by torch.compile (it runs collectives).
+
+    use_qk_l2norm_in_kernel (FLA's name and meaning; Qwen3-Next-style layers set it): q and k
+    are l2-normalised over their head dim first (gdn.l2norm: fp32, epsilon 1e-6, back in their
+    dtype), with torch ops that the gradient flows through, as FLA and FlashQLA do in a kernel
+    before their chunked ones.
     """
+    q, k = _l2norm_qk(q, k, use_qk_l2norm_in_kernel)
     if cp_group is not None or cp_context is not None:
         from . import context_parallel
         if cp_group is not None and cp_context is not None:

@@ -55,6 +55,7 @@ class VerifierTest(unittest.TestCase):
             "strided q": {"q": FakeTensor((1, 100, 2, 128), contiguous=False)},
             "explicit scale": {"scale": 0.05},
             "FLA's tiling arguments": {"chunk_size": 32, "chunk_indices": object()},
+            "q and k l2-normalised first": {"use_qk_l2norm_in_kernel": True},
         }
         for name, overrides in cases.items():
             self.assertEqual(verdict(**overrides), (True, None), name)
@@ -65,8 +66,9 @@ class VerifierTest(unittest.TestCase):
         self.assertEqual(_fla.verify(*positional, device_capability=hopper), (True, None))
 
     def test_declines_fla_options_libgdn_lacks(self):
-        self.assertDeclines("use_qk_l2norm_in_kernel", use_qk_l2norm_in_kernel=True)
         self.assertDeclines("use_beta_sigmoid_in_kernel", use_beta_sigmoid_in_kernel=True)
+        self.assertDeclines("use_qk_l2norm_in_kernel: expected a bool; got str",
+                            use_qk_l2norm_in_kernel="yes")
         self.assertDeclines("allow_neg_eigval", allow_neg_eigval=True)
         self.assertDeclines("use_gate_in_kernel", use_gate_in_kernel=True)
         self.assertDeclines("cp_context", cp_context=object())
@@ -158,9 +160,9 @@ class RegistrationTest(unittest.TestCase):
     def test_fla_asks_our_verifier(self):
         # FLA's BaseBackend.verify calls chunk_gated_delta_rule_verifier with the call's arguments.
         accepted, reason = self.backend().verify("chunk_gated_delta_rule",
-                                                 **fwd_inputs(), use_qk_l2norm_in_kernel=True)
+                                                 **fwd_inputs(), use_beta_sigmoid_in_kernel=True)
         self.assertFalse(accepted)
-        self.assertIn("use_qk_l2norm_in_kernel", reason)
+        self.assertIn("use_beta_sigmoid_in_kernel", reason)
         # Without a GPU the call is declined, and FLA would run its own kernels.
         import torch
         if not torch.cuda.is_available():

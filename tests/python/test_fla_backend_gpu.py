@@ -75,15 +75,43 @@ class FlaBackendGpuTest(unittest.TestCase):
         for name in DIFF:
             self.assertLessEqual(rel(fla_res[2][name], gdn_res[2][name]), 1e-5, f"d{name}")
 
-        o, ht, grads, do, dht = fla_res
+        self.assert_matches_reference(fla_res, x)
+
+    def assert_matches_reference(self, result, x, inputs=lambda ref: ref):
+        """result (o, ht, grads, do, dht) within the bars of the float64 reference on x, whose
+        leaves `inputs` maps to the reference's inputs (the gradients are the leaves')."""
+        o, ht, grads, do, dht = result
         ref = leaves({n: t for n, t in x.items() if n != "cu_seqlens"}, DIFF)
-        o_ref, ht_ref = reference(**ref, scale=128 ** -0.5)
+        o_ref, ht_ref = reference(**inputs(ref), scale=128 ** -0.5)
         self.assertLessEqual(rel(o, o_ref), BAR_FWD)
         self.assertLessEqual(rel(ht, ht_ref), BAR_FWD)
         ((o_ref * do.double()).sum() + (ht_ref * dht.double()).sum()).backward()
         for name in DIFF:
             bar = BAR_GATE_GRAD if name in ("g", "beta") else BAR_GRAD
             self.assertLessEqual(rel(grads[name], ref[name].grad), bar, f"d{name}")
+
+    def test_qk_l2norm_in_kernel(self):
+        # Qwen3-Next-style layers pass unnormalised q and k with use_qk_l2norm_in_kernel=True:
+        # FLA runs libgdn (bit for bit gdn's call with the same flag), and the result is the
+        # float64 reference's on l2-normalised q and k, gradients through the normalisation.
+        x = make_inputs([0, 70, 129], Hk=1, Hv=2, seed=84)
+        gen = self.torch.Generator(device="cuda").manual_seed(85)
+        for name in ("q", "k"):  # undo the unit norm: scales of a raw projection
+            x[name] = (x[name].float() * (1 + 4 * self.torch.rand(
+                x[name].shape[:-1] + (1,), generator=gen, device="cuda"))).to(x[name].dtype)
+        x["cu_seqlens"] = x["cu_seqlens"].long()  # FLA's convention, as above
+        flag = {"use_qk_l2norm_in_kernel": True}
+        host = {"cu_seqlens_cpu": self.torch.tensor(x["cu_seqlens_cpu"], dtype=self.torch.long)}
+        fla_res, _ = self.run_both(x, fla_kwargs={**flag, **host})
+        torch = self.torch
+        y = leaves(x, DIFF)
+        o, ht = gdn.chunk_gated_delta_rule(
+            y["q"], y["k"], y["v"], y["g"], y["beta"], initial_state=y["initial_state"],
+            output_final_state=True, cu_seqlens=y["cu_seqlens"], **host, **flag)
+        self.assertTrue(torch.equal(fla_res[0], o), "o differs: FLA did not run libgdn")
+        self.assertTrue(torch.equal(fla_res[1], ht), "final state differs")
+        self.assert_matches_reference(
+            fla_res, x, lambda ref: {**ref, "q": gdn.l2norm(ref["q"]), "k": gdn.l2norm(ref["k"])})
 
     def test_state_v_first(self):
         x = make_inputs([100, 63], Hk=2, Hv=2, seed=82, layout="vk")

@@ -137,6 +137,55 @@ class FakeTensorTest(unittest.TestCase):
         self.assertTrue(str(cm.exception).startswith("g: expected dtype float32"))
 
 
+class L2NormTest(unittest.TestCase):
+    """use_qk_l2norm_in_kernel: q and k normalised as FLA's l2norm does, before the op."""
+
+    def test_l2norm_is_flas_formula(self):
+        gen = torch.Generator().manual_seed(5)
+        for dtype in (torch.bfloat16, torch.float16):
+            x = (torch.randn(3, 7, 2, 128, generator=gen) * 3).to(dtype)
+            x[0, 0, 0] = 0  # an all-zero row: eps keeps it finite (0)
+            y = gdn.l2norm(x)
+            xd = x.double()
+            want = xd / torch.sqrt((xd * xd).sum(-1, keepdim=True) + 1e-6)
+            self.assertEqual(y.dtype, dtype)
+            self.assertTrue(torch.equal(y[0, 0, 0], torch.zeros(128, dtype=dtype)))
+            # The fp32 result rounded once to the dtype: within one unit of its last place.
+            ulp = torch.finfo(dtype).eps
+            self.assertLessEqual(((y.double() - want).abs() / want.abs().clamp_min(1e-30))
+                                 [want.abs() > 1e-3].max().item(), ulp)
+            x.requires_grad_(True)
+            gdn.l2norm(x).float().sum().backward()  # the gradient flows through it
+            self.assertEqual(x.grad.shape, x.shape)
+
+    def test_the_flag_is_checked_and_normalises_q_and_k_in_the_graph(self):
+        mode = FakeTensorMode()
+        x = fake_inputs(mode)
+        with mode:
+            with self.assertRaises(gdn.GdnArgumentError) as cm:
+                gdn.chunk_gated_delta_rule(**x, use_qk_l2norm_in_kernel=1)
+        self.assertEqual(str(cm.exception), "use_qk_l2norm_in_kernel: expected a bool; got int")
+
+        ops = []
+
+        def compiler(gm, example_inputs):
+            ops.extend(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
+            return gm.forward
+
+        def layer(q, k, v, g, beta):
+            return gdn.chunk_gated_delta_rule(q, k, v, g, beta, use_qk_l2norm_in_kernel=True)[0]
+
+        torch._dynamo.reset()
+        fn = torch.compile(layer, fullgraph=True, backend=compiler)
+        with mode:
+            fn(x["q"], x["k"], x["v"], x["g"], x["beta"])
+        gdn_calls = [o for o in ops if o.startswith("gdn.")]
+        self.assertEqual(len(gdn_calls), 1, ops)
+        sqrt = [i for i, o in enumerate(ops) if "sqrt" in o]
+        self.assertEqual(len(sqrt), 2, ops)  # q's and k's norms, both before the op
+        self.assertLess(max(sqrt), ops.index(gdn_calls[0]))
+
+
 class Layer(torch.nn.Module):
     def forward(self, q, k, v, g, beta, initial_state, cu_seqlens, cu_seqlens_cpu):
         o, ht = gdn.chunk_gated_delta_rule(q, k, v, g, beta, initial_state=initial_state,
