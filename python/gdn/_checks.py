@@ -28,6 +28,12 @@ def _fail(argument, expected, given):
     raise GdnArgumentError(f"{argument}: expected {expected}; got {given}")
 
 
+def check_bool(name, value):
+    """A flag argument: a Python bool, else GdnArgumentError naming it and what was given."""
+    if not isinstance(value, bool):
+        _fail(name, "a bool", type(value).__name__)
+
+
 def _is_tensor_like(x):
     return all(hasattr(x, a) for a in ("dtype", "device", "shape", "is_contiguous"))
 

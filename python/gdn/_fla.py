@@ -12,7 +12,7 @@ the same explicitly and raises when it cannot.
 """
 
 from . import _capi
-from ._checks import check_fwd_inputs, describe_device
+from ._checks import check_bool, check_fwd_inputs, describe_device
 from ._errors import GdnError, GdnNotAvailableError
 
 BACKEND_TYPE = "libgdn"
@@ -64,9 +64,10 @@ def verify(q, k, v, g, beta, scale=None, initial_state=None, output_final_state=
             return False, _DECLINED_FLAGS[name]
     if cp_context is not None:
         return False, "libgdn does not split sequences across devices (cp_context)"
-    if not isinstance(use_qk_l2norm_in_kernel, bool):
-        return False, (f"use_qk_l2norm_in_kernel: expected a bool; got "
-                       f"{type(use_qk_l2norm_in_kernel).__name__}")
+    try:
+        check_bool("use_qk_l2norm_in_kernel", use_qk_l2norm_in_kernel)
+    except GdnError as e:
+        return False, str(e)
     unknown = sorted(set(kwargs) - _IGNORED_KWARGS - set(flags))
     if unknown:
         return False, f"libgdn has no counterpart for the keyword argument(s) {', '.join(unknown)}"

@@ -8,7 +8,7 @@ torch is absent.
 """
 
 from . import _capi
-from ._checks import check_fwd_inputs
+from ._checks import check_bool, check_fwd_inputs
 from ._errors import GdnArgumentError, GdnNotAvailableError, GdnUnsupportedError
 
 
@@ -124,9 +124,7 @@ def l2norm(x, eps=L2NORM_EPS):
 def _l2norm_qk(q, k, use_qk_l2norm_in_kernel):
     """q and k l2-normalised when asked (tensors only: anything else is left for the input
     checks to name)."""
-    if not isinstance(use_qk_l2norm_in_kernel, bool):
-        raise GdnArgumentError(f"use_qk_l2norm_in_kernel: expected a bool; got "
-                               f"{type(use_qk_l2norm_in_kernel).__name__}")
+    check_bool("use_qk_l2norm_in_kernel", use_qk_l2norm_in_kernel)
     if not use_qk_l2norm_in_kernel:
         return q, k
     torch = _torch()
@@ -179,9 +177,7 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
             output_final_state=output_final_state, state_layout=state_layout,
             cp_context=cp_context)
     torch = _torch()
-    if not isinstance(output_final_state, bool):
-        raise GdnArgumentError(f"output_final_state: expected a bool; got "
-                               f"{type(output_final_state).__name__}")
+    check_bool("output_final_state", output_final_state)
     hint = "" if torch.cuda.is_available() else " (this machine has no usable CUDA device)"
     spec = check_fwd_inputs(q, k, v, g, beta, scale=scale, initial_state=initial_state,
                             cu_seqlens=cu_seqlens, cu_seqlens_cpu=cu_seqlens_cpu,

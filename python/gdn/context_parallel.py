@@ -22,7 +22,7 @@ import ctypes
 import threading
 
 from . import _capi
-from ._checks import check_fwd_inputs, check_grad, host_offsets
+from ._checks import check_bool, check_fwd_inputs, check_grad, host_offsets
 from ._errors import GdnArgumentError, error_for_status
 
 
@@ -345,9 +345,7 @@ def chunk_gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None,
     if not isinstance(cp_context, CPContext):
         raise GdnArgumentError(f"cp_context: expected a gdn.context_parallel.CPContext; got "
                                f"{type(cp_context).__name__}")
-    if not isinstance(output_final_state, bool):
-        raise GdnArgumentError(f"output_final_state: expected a bool; got "
-                               f"{type(output_final_state).__name__}")
+    check_bool("output_final_state", output_final_state)
     if _function is None:
         _function = _autograd_function()
     o, final = _function.apply(q, k, v, g, beta, initial_state, cp_context, scale, state_layout,

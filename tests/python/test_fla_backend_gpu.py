@@ -53,10 +53,12 @@ class FlaBackendGpuTest(unittest.TestCase):
                                  cu_seqlens=y.get("cu_seqlens"),
                                  **(fla_kwargs or {}))
             else:  # the same host copy of the offsets (or none): the same kernel choice
+                kw = fla_kwargs or {}
                 o, ht = gdn.chunk_gated_delta_rule(
                     y["q"], y["k"], y["v"], y["g"], y["beta"], initial_state=y["initial_state"],
                     output_final_state=True, cu_seqlens=y.get("cu_seqlens"),
-                    cu_seqlens_cpu=(fla_kwargs or {}).get("cu_seqlens_cpu"), state_layout=layout)
+                    cu_seqlens_cpu=kw.get("cu_seqlens_cpu"), state_layout=layout,
+                    use_qk_l2norm_in_kernel=kw.get("use_qk_l2norm_in_kernel", False))
             gen = torch.Generator(device="cuda").manual_seed(99)
             do = torch.randn(o.shape, generator=gen, device="cuda")
             dht = torch.randn(ht.shape, generator=gen, device="cuda")
@@ -100,16 +102,11 @@ class FlaBackendGpuTest(unittest.TestCase):
             x[name] = (x[name].float() * (1 + 4 * self.torch.rand(
                 x[name].shape[:-1] + (1,), generator=gen, device="cuda"))).to(x[name].dtype)
         x["cu_seqlens"] = x["cu_seqlens"].long()  # FLA's convention, as above
-        flag = {"use_qk_l2norm_in_kernel": True}
-        host = {"cu_seqlens_cpu": self.torch.tensor(x["cu_seqlens_cpu"], dtype=self.torch.long)}
-        fla_res, _ = self.run_both(x, fla_kwargs={**flag, **host})
-        torch = self.torch
-        y = leaves(x, DIFF)
-        o, ht = gdn.chunk_gated_delta_rule(
-            y["q"], y["k"], y["v"], y["g"], y["beta"], initial_state=y["initial_state"],
-            output_final_state=True, cu_seqlens=y["cu_seqlens"], **host, **flag)
-        self.assertTrue(torch.equal(fla_res[0], o), "o differs: FLA did not run libgdn")
-        self.assertTrue(torch.equal(fla_res[1], ht), "final state differs")
+        host = self.torch.tensor(x["cu_seqlens_cpu"], dtype=self.torch.long)
+        fla_res, gdn_res = self.run_both(
+            x, fla_kwargs={"use_qk_l2norm_in_kernel": True, "cu_seqlens_cpu": host})
+        self.assertTrue(self.torch.equal(fla_res[0], gdn_res[0]), "o differs: FLA did not run libgdn")
+        self.assertTrue(self.torch.equal(fla_res[1], gdn_res[1]), "final state differs")
         self.assert_matches_reference(
             fla_res, x, lambda ref: {**ref, "q": gdn.l2norm(ref["q"]), "k": gdn.l2norm(ref["k"])})
 
