@@ -31,6 +31,7 @@ constexpr FieldRow kFields[] = {
     {{Field::PinFixupCols, "pin_fixup_cols", "pin fix-up", Integer, true}, "vr.pin_fixup_cols"},
     {{Field::PinLocalHeads, "pin_local_heads", "pin local heads", Integer, true}, "vr.pin_local_heads"},
     {{Field::PinRecomputeCpChunks, "pin_recompute_cp_chunks", "pin recompute cp", Integer, true}, "vr.pin_recompute_cp_chunks"},
+    {{Field::PinPass1BesideRecompute, "pin_pass1_beside_recompute", "pin pass 1 beside", Integer, true}, "vr.pin_pass1_beside_recompute"},
     {{Field::ShapeSet, "shape_set", "shape set", Text, false}, "p.shape_set_name"},
     {{Field::RowIndex, "row", "row", Integer, false}, "p.row_index"},
     {{Field::HQk, "h_qk", "Hqk", Integer, false}, "p.h_qk"},
@@ -72,6 +73,7 @@ constexpr FieldRow kFields[] = {
     {{Field::PlanBlockV, "plan_block_v", "plan block_v", Integer, false}, "r.plan_block_v"},
     {{Field::PlanLocalHeads, "plan_local_heads", "plan local heads", Integer, false}, "r.plan_local_heads"},
     {{Field::PlanRecomputeCpChunks, "plan_recompute_cp_chunks", "plan recompute cp", Integer, false}, "r.plan_recompute_cp_chunks"},
+    {{Field::PlanPass1BesideRecompute, "plan_pass1_beside_recompute", "plan pass 1 beside", Integer, false}, "r.plan_pass1_beside_recompute"},
 };
 
 constexpr bool fields_in_enum_order() {
@@ -80,7 +82,7 @@ constexpr bool fields_in_enum_order() {
   return true;
 }
 static_assert(fields_in_enum_order(), "kFields must list every Field in enum order");
-static_assert(static_cast<std::size_t>(Field::PlanRecomputeCpChunks) + 1 == std::size(kFields));
+static_assert(static_cast<std::size_t>(Field::PlanPass1BesideRecompute) + 1 == std::size(kFields));
 
 const std::array<FieldInfo, std::size(kFields)> kInfos = [] {
   std::array<FieldInfo, std::size(kFields)> out{};
@@ -129,6 +131,7 @@ FieldValue field_value(const ResultRow& row, Field f) {
     case Field::PinFixupCols: return integer(vr.pins.fixup_cols);
     case Field::PinLocalHeads: return integer(vr.pins.local_heads);
     case Field::PinRecomputeCpChunks: return integer(vr.pins.recompute_cp_chunks);
+    case Field::PinPass1BesideRecompute: return integer(vr.pins.pass1_beside_recompute);
     case Field::ShapeSet: return text(p.shape_set_name);
     case Field::RowIndex: return integer(p.row_index);
     case Field::HQk: return integer(p.h_qk);
@@ -170,6 +173,7 @@ FieldValue field_value(const ResultRow& row, Field f) {
     case Field::PlanBlockV: return opt(r.plan.block_v);
     case Field::PlanLocalHeads: return opt(r.plan.local_heads);
     case Field::PlanRecomputeCpChunks: return opt(r.plan.recompute_cp_chunks);
+    case Field::PlanPass1BesideRecompute: return opt(r.plan.pass1_beside_recompute);
   }
   return std::monostate{};
 }

@@ -92,7 +92,7 @@ std::vector<ReportColumn> report_columns(const Origins& origins) {
                   Field::SharedBytes, Field::LocalBytes, Field::PlanPrepareOverlap,
                   Field::PlanFirstSegment, Field::PlanPrepareSplitChunk, Field::PlanPrepareHeads,
                   Field::PlanFixupCols, Field::PlanBlockV, Field::PlanLocalHeads,
-                  Field::PlanRecomputeCpChunks})
+                  Field::PlanRecomputeCpChunks, Field::PlanPass1BesideRecompute})
     best(f);
   return cols;
 }

@@ -169,6 +169,7 @@ ResultRecord read_result(const Statement& s, int c) {
   r.plan.block_v = s.opt_int(c + 33);
   r.plan.local_heads = s.opt_int(c + 34);
   r.plan.recompute_cp_chunks = s.opt_int(c + 35);
+  r.plan.pass1_beside_recompute = s.opt_int(c + 36);
   return r;
 }
 

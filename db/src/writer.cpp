@@ -1,6 +1,7 @@
 #include "gdn/db/writer.hpp"
 
 #include <cmath>
+#include <iterator>
 
 #include "row_codec.hpp"
 #include "statement.hpp"
@@ -29,6 +30,17 @@ void require_finite(const std::optional<double>& value, const char* argument) {
 }
 
 constexpr const char* kNowUtc = "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')";
+
+// The schema version that added each plan field's pin_* column, in gdn::kPlanFields order.
+constexpr int kPinColumnVersion[] = {6, 6, 6, 6, 6, 6, 7, 8};
+static_assert(std::size(kPinColumnVersion) == gdn::kPlanFields.size(), "one version per plan field");
+
+// The pin_* columns a file of `version` has: the first fields of kPlanFields.
+std::size_t pin_columns_of(int version) {
+  std::size_t n = 0;
+  while (n < gdn::kPlanFields.size() && kPinColumnVersion[n] <= version) ++n;
+  return n;
+}
 
 }  // namespace
 
@@ -99,14 +111,16 @@ std::int64_t ResultsWriter::register_variant(const VariantRecord& v) {
   }
   // A file kept at a version before plans (tests build such files) has the old columns: no
   // pins (a pinned candidate cannot be stored there), consumer_regs and chains_per_cta. One
-  // kept at version 6 has the pin of every field but recompute_cp_chunks (version 7), the last.
+  // kept at a later version has the pins of the fields up to that version's
+  // (kPinColumnVersion); a candidate pinning a later field cannot be stored there.
   const int version = db_.schema_version();
   const bool has_plans = version >= 6;
-  const std::size_t pin_columns = version >= 7 ? gdn::kPlanFields.size() : has_plans ? gdn::kPlanFields.size() - 1 : 0;
+  const std::size_t pin_columns = pin_columns_of(version);
   for (std::size_t i = pin_columns; i < gdn::kPlanFields.size(); ++i)
     if (v.pins.*gdn::kPlanFields[i].member != GDN_PLAN_RULE)
       invalid("variant '" + v.name + "': the plan pin " + std::string(gdn::kPlanFields[i].name) +
-              " needs schema version " + (has_plans ? "7" : "6") + ", the file has " + std::to_string(version));
+              " needs schema version " + std::to_string(kPinColumnVersion[i]) + ", the file has " +
+              std::to_string(version));
   std::string columns = "name, pass, family, block_v, stages, roles, cp_segment_chunks";
   std::string values = "?1, ?2, ?3, ?4, ?5, ?6, ?7";
   for (std::size_t i = 0; i < pin_columns; ++i) {
@@ -267,6 +281,7 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
   InsertedResult out;
   const bool has_plans = db_.schema_version() >= 6;  // a file kept older has no plan columns
   const bool has_recompute_plan = db_.schema_version() >= 7;
+  const bool has_pass1_plan = db_.schema_version() >= 8;
   try {
     // device_id (schema v5) is named only when set, so the writer also fills files of older
     // versions (the migration tests build them with it).
@@ -283,6 +298,10 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
     }
     if (has_recompute_plan) {
       columns += ", plan_recompute_cp_chunks";
+      ++count;
+    }
+    if (has_pass1_plan) {
+      columns += ", plan_pass1_beside_recompute";
       ++count;
     }
     const int device_column = r.device_id ? ++count : 0;
@@ -309,6 +328,7 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
       insert.bind(32, plan.fixup_cols).bind(33, plan.block_v).bind(34, plan.local_heads);
     }
     if (has_recompute_plan) insert.bind(35, r.plan.recompute_cp_chunks);
+    if (has_pass1_plan) insert.bind(36, r.plan.pass1_beside_recompute);
     if (r.device_id) insert.bind(device_column, *r.device_id);
     if (!insert.step()) {
       Statement find(db_, "SELECT id FROM results WHERE sweep_id = ?1 AND variant_id = ?2 AND problem_id = ?3");

@@ -455,13 +455,14 @@ TEST(Database, MigratesVersion6AddingTheRecomputeCpPinAndPlan) {
   }
   Database db = Database::open(path);
   EXPECT_EQ(db.schema_version(), kSchemaVersion);
-  // Every row as it was, the new column last: -1 on the variants, NULL ("") on the results.
+  // Every row as it was, the new columns last (version 7's, then version 8's): -1 on the
+  // variants, NULL ("") on the results.
   std::vector<std::string> variants_after = rows_text(db, "SELECT * FROM variants ORDER BY id");
   std::vector<std::string> results_after = rows_text(db, "SELECT * FROM results ORDER BY id");
   ASSERT_EQ(variants_after.size(), variants_before.size());
-  for (std::size_t i = 0; i < variants_after.size(); ++i) EXPECT_EQ(variants_after[i], variants_before[i] + "|-1");
+  for (std::size_t i = 0; i < variants_after.size(); ++i) EXPECT_EQ(variants_after[i], variants_before[i] + "|-1|-1");
   ASSERT_EQ(results_after.size(), results_before.size());
-  for (std::size_t i = 0; i < results_after.size(); ++i) EXPECT_EQ(results_after[i], results_before[i] + "|");
+  for (std::size_t i = 0; i < results_after.size(); ++i) EXPECT_EQ(results_after[i], results_before[i] + "||");
   EXPECT_TRUE(rows_text(db, "PRAGMA foreign_key_check").empty());
   // The pin and the plan round-trip; the CHECK refuses a value the field does not take.
   ResultsWriter w(db);
@@ -481,6 +482,82 @@ TEST(Database, MigratesVersion6AddingTheRecomputeCpPinAndPlan) {
   EXPECT_EQ(back[0].result.plan, r.plan);
   EXPECT_EQ(std::get<std::int64_t>(field_value(back[0], Field::PlanRecomputeCpChunks)), 16);
   EXPECT_THROW(db.exec("UPDATE variants SET pin_recompute_cp_chunks = 24 WHERE id = " + std::to_string(v)), DbError);
+}
+
+// Version 8: the backward's pass-1 pin joins the variants (-1 before it) and its plan the
+// results (NULL before it). Read-only, a version-7 file reads as it is (the recompute's pin
+// kept); kept at version 7, it stores the recompute's pin and refuses the new one.
+TEST(Database, MigratesVersion7AddingThePass1BesideRecomputePinAndPlan) {
+  ScratchDir dir;
+  const std::string path = dir.file("v7.db");
+  const Scenario sc = write_version2_database(path);
+  std::vector<std::string> variants_before, results_before;
+  {
+    Database v7 = Database::open(path, {.migrate_to_version = 7});
+    ASSERT_EQ(v7.schema_version(), 7);
+    ResultsWriter w(v7);
+    VariantRecord pinned = fused_variant("gdn_bwd_A_cp64+pb1", 64, 2, gdn::Pass::Backward);
+    pinned.config.roles = gdn::WarpRoles::ColumnWarps;
+    pinned.config.cp_segment_chunks = 64;
+    pinned.pins.pass1_beside_recompute = 1;
+    try {
+      w.register_variant(pinned);
+      FAIL() << "a version-7 file has no pin_pass1_beside_recompute column";
+    } catch (const DbError& e) {
+      EXPECT_NE(std::string(e.what()).find("pass1_beside_recompute needs schema version 8, the file has 7"),
+                std::string::npos) << e.what();
+    }
+    VariantRecord recompute = fused_variant("gdn_bwd_A+rc16", 32, 2, gdn::Pass::Backward);
+    recompute.pins.recompute_cp_chunks = 16;
+    const std::int64_t v = w.register_variant(recompute);
+    ResultRecord r = passed(sc.sweep, v, sc.p[0], 0.5);
+    r.plan.recompute_cp_chunks = 16;
+    r.plan.pass1_beside_recompute = 1;  // no column at version 7: not stored
+    insert(w, r);
+    variants_before = rows_text(v7, "SELECT * FROM main.variants ORDER BY id");
+    results_before = rows_text(v7, "SELECT * FROM main.results ORDER BY id");
+  }
+  {
+    const std::vector<ResultRow> rows = read_only_results(path, sc.sweep, 7);
+    ASSERT_FALSE(rows.empty());
+    bool saw_recompute_pin = false;
+    for (const ResultRow& row : rows) {
+      EXPECT_EQ(row.variant.pins.pass1_beside_recompute, GDN_PLAN_RULE) << row.variant.name;
+      EXPECT_FALSE(row.result.plan.pass1_beside_recompute.has_value()) << row.variant.name;
+      saw_recompute_pin |= row.variant.pins.recompute_cp_chunks == 16 && row.result.plan.recompute_cp_chunks == 16;
+    }
+    EXPECT_TRUE(saw_recompute_pin);
+  }
+  Database db = Database::open(path);
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
+  std::vector<std::string> variants_after = rows_text(db, "SELECT * FROM variants ORDER BY id");
+  std::vector<std::string> results_after = rows_text(db, "SELECT * FROM results ORDER BY id");
+  ASSERT_EQ(variants_after.size(), variants_before.size());
+  for (std::size_t i = 0; i < variants_after.size(); ++i) EXPECT_EQ(variants_after[i], variants_before[i] + "|-1");
+  ASSERT_EQ(results_after.size(), results_before.size());
+  for (std::size_t i = 0; i < results_after.size(); ++i) EXPECT_EQ(results_after[i], results_before[i] + "|");
+  EXPECT_TRUE(rows_text(db, "PRAGMA foreign_key_check").empty());
+  ResultsWriter w(db);
+  VariantRecord pinned = fused_variant("gdn_bwd_A_cp64+pb1", 64, 2, gdn::Pass::Backward);
+  pinned.config.roles = gdn::WarpRoles::ColumnWarps;
+  pinned.config.cp_segment_chunks = 64;
+  pinned.pins.pass1_beside_recompute = 1;
+  const std::int64_t v = w.register_variant(pinned);
+  ResultRecord r = passed(sc.sweep, v, sc.p[0], 0.5);
+  r.plan.cp_segment_chunks = 64;
+  r.plan.recompute_cp_chunks = 64;
+  r.plan.fixup_cols = 16;
+  r.plan.pass1_beside_recompute = 1;
+  insert(w, r);
+  ResultQuery q;
+  q.sweep_id = sc.sweep;
+  q.conditions.push_back({Field::PinPass1BesideRecompute, CompareOp::Eq, std::int64_t{1}});
+  const std::vector<ResultRow> back = query_results(db, q);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_TRUE(gdn::same_pins(back[0].variant.pins, pinned.pins));
+  EXPECT_EQ(back[0].result.plan, r.plan);
+  EXPECT_EQ(std::get<std::int64_t>(field_value(back[0], Field::PlanPass1BesideRecompute)), 1);
+  EXPECT_THROW(db.exec("UPDATE variants SET pin_pass1_beside_recompute = 2 WHERE id = " + std::to_string(v)), DbError);
 }
 
 TEST(Database, FreshAndMigratedDatabasesHaveTheSameSchema) {

@@ -40,6 +40,13 @@ TEST(Filter, PlanColumnsByNameAndAlias) {
   EXPECT_EQ(std::get<std::int64_t>(f.conditions[1].value), -1);
   EXPECT_EQ(f.conditions[2].field, db::Field::PlanRecomputeCpChunks);
   EXPECT_NE(filter_help().find("recompute_cp"), std::string::npos);
+  const ParsedFilter beside = parse_filter("pass1_beside=1 pin_pass1_beside_recompute>=0");
+  ASSERT_TRUE(beside.ok()) << beside.error;
+  ASSERT_EQ(beside.conditions.size(), 2u);
+  EXPECT_EQ(beside.conditions[0].field, db::Field::PlanPass1BesideRecompute);
+  EXPECT_EQ(std::get<std::int64_t>(beside.conditions[0].value), 1);
+  EXPECT_EQ(beside.conditions[1].field, db::Field::PinPass1BesideRecompute);
+  EXPECT_NE(filter_help().find("pass1_beside"), std::string::npos);
 }
 
 TEST(Filter, EmptyTextIsNoCondition) {

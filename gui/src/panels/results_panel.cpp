@@ -27,7 +27,7 @@ bool shown_by_default(db::Field f) {
     case db::Field::PlanPrepareOverlap: case db::Field::PlanFirstSegment:
     case db::Field::PlanPrepareSplitChunk: case db::Field::PlanPrepareHeads:
     case db::Field::PlanFixupCols: case db::Field::PlanLocalHeads:
-    case db::Field::PlanRecomputeCpChunks:
+    case db::Field::PlanRecomputeCpChunks: case db::Field::PlanPass1BesideRecompute:
       return true;
     default:
       return false;

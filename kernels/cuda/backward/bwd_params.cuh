@@ -97,6 +97,10 @@ struct ChainParams {
   // once its dstate16, dvnew16 and dv of the chunk are visible, and lets the local kernel
   // launch as soon as it runs.
   int* ready;
+  // CP pass 1 followed by the forward recompute's state loop (BackwardPlan::
+  // pass1_beside_recompute): every CTA lets that loop launch as soon as it runs, so that the
+  // loop's CTAs take the SMs pass 1 leaves (the loop reads nothing pass 1 writes).
+  bool early_dependents;
 };
 
 struct LocalParams {

@@ -163,7 +163,8 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   const bool saved_starts = a.saved && sv.segment_chunks > 0 && sv.segment_chunks == rcp;
 
   // 1. Chunk (and segment) tables, the prepare kernel (gamma; T lower-packed and row-major;
-  //    e, f, beta), the forward recompute: each chunk's start state, no output.
+  //    e, f, beta), the forward recompute's CP pass 1 and fix-up (its state loop, 1', follows
+  //    the reverse chain's set-up).
   cudaError_t err = fused::build_tables(p, d, rcp, w.chunk_first, w.table, nullptr,
                                         w.cp_bufs.seg_first, w.cp_bufs.segs, rcp_segs, s);
   if (err == cudaSuccess && d.max_chunks > 0 && !a.saved) {
@@ -215,11 +216,6 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
                                    fused::TransferM::Stored, s);
     fp.mode = fused::Mode::Output;
   }
-  fp.chunk_states = w.states16;
-  if (err == cudaSuccess)
-    err = fused::launch_chunk_loop_cw<kRecomputeBlockV>(
-        fp, static_cast<unsigned>(rcp > 0 ? rcp_segs : d.num_seqs), s);
-
   // 2. The reverse chain: dS' per chunk, dV_new, dv, dh0. The cooperative chain's inputs come
   //    from a launch before it; the wgmma chain forms them itself. The fused kernel runs the
   //    chain and the local gradients in one launch (its CP pass 1 is the wgmma chain's).
@@ -227,18 +223,6 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
   const bool wg_chain = c.roles == WarpRoles::ColumnWarps || fused_kernel;
   const WarpRoles chain_roles = fused_kernel ? WarpRoles::ColumnWarps : c.roles;
   const int chain_bv = fused_kernel ? kChainWgBV : c.block_v;
-  if (!wg_chain) {
-    ChainInputsParams ip{};
-    ip.d = d;
-    ip.q = a.q;
-    ip.k = a.k;
-    ip.d_o = a.d_o;
-    ip.table = w.table;
-    ip.gcum = w.gcum;
-    ip.dvin16 = w.dvin16;
-    ip.xq16 = w.xq16;
-    if (err == cudaSuccess) err = launch_chain_inputs(ip, s);
-  }
   ChainParams cp_params{};
   cp_params.d = d;
   cp_params.k = a.k;
@@ -265,6 +249,45 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     if (err == cudaSuccess)
       err = fused::encode_token_tile_map(&cp_params.tmap_do, a.d_o, d.Hv, d.Ttot, d.in_bf16);
   }
+  if (cp > 0) {
+    cp_params.segs = w.cp_bufs.segs;
+    cp_params.seg_first = w.cp_bufs.seg_first;
+    cp_params.transfer = w.cp_bufs.transfer;
+    cp_params.starts = w.cp_bufs.starts;
+  }
+  // The chain's CP pass 1 (below) reads only the prepare kernel's outputs and the caller's
+  // inputs, and the recompute's state loop nothing pass 1 writes (transfer's N columns): with
+  // the plan's pass1_beside_recompute, pass 1 launches first and lets the loop launch at once,
+  // on the SMs it leaves (launch_plan.cpp). The recompute's own pass 1 and fix-up, which use
+  // transfer, have completed before it starts.
+  const bool pass1_first = plan.pass1_beside_recompute && cp > 0 && wg_chain && d.Ttot > 0;
+  if (pass1_first && err == cudaSuccess) {
+    cp_params.transition = true;
+    cp_params.early_dependents = true;
+    err = launch_dstate_chain(cp_params, chain_roles, chain_bv, w.cp_bufs.max_segs, s);
+    cp_params.transition = false;
+    cp_params.early_dependents = false;
+    fp.beside_prior = true;
+  }
+
+  // 1'. The forward recompute: each chunk's start state, no output.
+  fp.chunk_states = w.states16;
+  if (err == cudaSuccess)
+    err = fused::launch_chunk_loop_cw<kRecomputeBlockV>(
+        fp, static_cast<unsigned>(rcp > 0 ? rcp_segs : d.num_seqs), s);
+
+  if (!wg_chain) {
+    ChainInputsParams ip{};
+    ip.d = d;
+    ip.q = a.q;
+    ip.k = a.k;
+    ip.d_o = a.d_o;
+    ip.table = w.table;
+    ip.gcum = w.gcum;
+    ip.dvin16 = w.dvin16;
+    ip.xq16 = w.xq16;
+    if (err == cudaSuccess) err = launch_chain_inputs(ip, s);
+  }
   // Without CP, the wgmma chain's CTAs (one per SM) walk whole sequences and leave SMs idle
   // whenever there are fewer of them than SMs: the local kernel then runs beside the chain on
   // those SMs, each unit waiting for its chunk's counts (ChainParams::ready), and takes the
@@ -280,16 +303,13 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     if (!fused_kernel && err == cudaSuccess)
       err = launch_dstate_chain(cp_params, c.roles, c.block_v, d.num_seqs, s);
   } else {
-    // Exact CP, mirrored: pass 1 per segment, the fix-up over the segments in reverse order,
-    // then every segment from its end-state gradient (bwd_params.cuh). The recompute ran in
-    // the same segments (the config's), so its pass 1 left each segment's forward M in
-    // transfer; the reverse chain's M is its transpose, and pass 1 runs the N columns only.
-    cp_params.segs = w.cp_bufs.segs;
-    cp_params.seg_first = w.cp_bufs.seg_first;
-    cp_params.transfer = w.cp_bufs.transfer;
-    cp_params.starts = w.cp_bufs.starts;
+    // Exact CP, mirrored: pass 1 per segment (unless it ran beside the recompute), the fix-up
+    // over the segments in reverse order, then every segment from its end-state gradient
+    // (bwd_params.cuh). The recompute ran in the same segments (the config's), so its pass 1
+    // left each segment's forward M in transfer; the reverse chain's M is its transpose, and
+    // pass 1 runs the N columns only.
     cp_params.transition = true;
-    if (err == cudaSuccess)
+    if (!pass1_first && err == cudaSuccess)
       err = launch_dstate_chain(cp_params, chain_roles, chain_bv, w.cp_bufs.max_segs, s);
     // The forward's M: the recompute's pass 1 left it in transfer, or the training forward's
     // pass 1 in the saved block (transfer then holds only this pass 1's N columns).

@@ -375,8 +375,9 @@ __global__ void __launch_bounds__(kChainWgThreads, 1)
   constexpr int NT = kChainWgCols / 8;
   const Dims& d = p.d;
   // Beside the local kernel: it may launch once every CTA of this grid runs, so that the
-  // chunks it waits for always come (grid_dependency.cuh).
-  if (kPublish) allow_dependents_to_launch();
+  // chunks it waits for always come (grid_dependency.cuh). CP pass 1 before the recompute's
+  // state loop: that loop may launch at once (it reads nothing this grid writes).
+  if (kPublish || p.early_dependents) allow_dependents_to_launch();
   ChainItem ch;
   if (!chain_item(p, kChainWgBV, ch)) return;
   const int h = ch.h, v0 = ch.v0;

@@ -460,9 +460,11 @@ __device__ __forceinline__ void run_chunk_loop_cw(const FusedParams& p, const Se
     });
   }
   // Beside the prepare kernel: this grid completes only after it has (what follows in the
-  // stream waits for this grid alone). Otherwise the wait at the kernel's top has returned: a
-  // no-op. (The math warps' exit: the producer warpgroup, at 24 registers, returns earlier.)
-  wait_for_prior_grids();
+  // stream waits for this grid alone). Beside the backward's CP pass 1, CTA 0 alone waits for
+  // it, so that the others free their SMs at once. Otherwise the wait at the kernel's top has
+  // returned: a no-op. (The math warps' exit: the producer warpgroup, at 24 registers, returns
+  // earlier.)
+  if (!p.beside_prior || blockIdx.x == 0) wait_for_prior_grids();
 }
 
 // One CTA per (segment, v-head, V-block) of the launch's mode (run_chunk_loop_cw).
@@ -477,8 +479,9 @@ __global__ void __launch_bounds__(cw_threads(BV), cw_ctas_per_sm(BV))
     chunk_loop_cw_kernel(const __grid_constant__ FusedParams p) {
   // Launched as a programmatic dependent of the previous kernel. Beside the prepare kernel
   // (p.ready), only its per-chunk counts order the reads; the grids before it completed before
-  // it let this grid launch, and the wait moves to the exits.
-  if (!p.ready) wait_for_prior_grids();
+  // it let this grid launch, and the wait moves to the exits. Beside the backward's CP pass 1
+  // (p.beside_prior) nothing this grid reads waits: the wait moves to CTA 0's exit.
+  if (!p.ready && !p.beside_prior) wait_for_prior_grids();
   // (after the wait: the tail prepare reads what the grids before this one wrote)
   if (p.early_dependents) allow_dependents_to_launch();
   // One flat grid, the V-block fastest, then the head: the CTAs that read the same k, q

@@ -100,6 +100,12 @@ struct FusedParams {
   // staged::ChunkWorkspace::beside_loop): every CTA lets the dependent grid launch as soon as it
   // has started, so that the tail's CTAs take the room pass 1's last wave leaves.
   bool early_dependents;
+  // Launched beside the grid before it (the backward's CP pass 1, which lets this grid launch
+  // as soon as it runs and writes nothing this grid reads): no wait at the top, since the grids
+  // before that one completed before it started; CTA 0 waits for it before it exits, so that
+  // this grid completes after it and what follows in the stream waits for both. The other CTAs
+  // leave their SM as soon as they are done.
+  bool beside_prior;
   const Segment* segs;  // nullptr: one segment per sequence (no CP)
   const float* starts;  // CP: corrected start states
   float* transfer;      // CP pass 1 output

@@ -198,6 +198,27 @@ int pin_of(const gdn_launch_options* pins, std::int32_t gdn_launch_options::*mem
   return pins ? pins->*member : GDN_PLAN_RULE;
 }
 
+// The backward with CP whose reverse chain is the wgmma chain (column-warp roles, or the fused
+// kernel's pass 1): the chain's pass 1 needs the prepare kernel's outputs but no recomputed
+// state, and the recompute's state loop needs no pass-1 output, so they can run at once.
+bool wgmma_chain_with_cp(const KernelConfig& c) {
+  return c.pass == Pass::Backward && c.family == Family::Fused && c.cp_segment_chunks > 0 &&
+         (c.roles == WarpRoles::ColumnWarps || c.roles == WarpRoles::ProducerConsumer);
+}
+
+// The reverse chain's CP pass 1 beside the forward recompute's state loop
+// (docs/decisions/backward-pass1-beside-recompute.md): pass 1 launches first, one 211 KB CTA
+// per SM, and lets the state loop launch at once; the loop's 106 KB CTAs take the SMs pass 1
+// leaves, two each. Both are serial chains over a segment's chunks, so where both grids fit
+// the GPU at once the pair takes the longer of the two instead of their sum; where they do
+// not, the loop's later CTAs wait for SMs pass 1 holds. The rule keeps the order of the
+// measured table (pass 1 after the recompute) until a sweep of the pin ("pb") on the H200
+// measures where the overlap wins; the dispatch table carries the pin where it does.
+bool pass1_beside_rule(const KernelConfig& c, int pin) {
+  if (!wgmma_chain_with_cp(c)) return false;
+  return pin == 1;
+}
+
 bool takes(const PlanField& f, int value) {
   return std::find(f.values.begin(), f.values.end(), value) != f.values.end();
 }
@@ -281,6 +302,8 @@ BackwardPlan plan_backward(const KernelConfig& c, const PlanShape& s, const Plan
   }
   const int local_pin = pin_of(pins, &gdn_launch_options::local_heads);
   plan.local_heads = local_pin != GDN_PLAN_RULE ? local_pin : local_heads_rule(s, d);
+  plan.pass1_beside_recompute =
+      pass1_beside_rule(c, pin_of(pins, &gdn_launch_options::pass1_beside_recompute));
   return plan;
 }
 
@@ -305,7 +328,9 @@ bool parse_pins_suffix(std::string_view suffix, gdn_launch_options* out, std::st
     std::size_t i = next_field;
     while (i < kPlanFields.size() && !item.starts_with(kPlanFields[i].token)) ++i;
     if (i == kPlanFields.size()) {
-      *error = "'+" + std::string(item) + "' names no plan field after the ones before it (tokens, in order: ov, fs, ps, ph, fx, lh, rc)";
+      std::string tokens;
+      for (const PlanField& field : kPlanFields) tokens += (tokens.empty() ? "" : ", ") + std::string(field.token);
+      *error = "'+" + std::string(item) + "' names no plan field after the ones before it (tokens, in order: " + tokens + ")";
       return false;
     }
     const PlanField& f = kPlanFields[i];
@@ -357,6 +382,7 @@ bool plan_field_applies(const KernelConfig& c, const PlanField& field) {
   if (field.member == &gdn_launch_options::local_heads)
     return chunked_backward && c.roles != WarpRoles::ProducerConsumer;
   if (field.member == &gdn_launch_options::recompute_cp_chunks) return chunked_backward && !cp;
+  if (field.member == &gdn_launch_options::pass1_beside_recompute) return wgmma_chain_with_cp(c);
   return false;
 }
 

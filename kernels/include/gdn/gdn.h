@@ -98,6 +98,10 @@ typedef struct gdn_launch_options {
   int32_t recompute_cp_chunks; /* backward, variant without CP: segment length in chunks of
                                the forward recompute's exact CP, 0 (none), 16, 32, 64 or 128
                                (a variant with CP recomputes in its own segments) */
+  int32_t pass1_beside_recompute; /* backward, CP: 1 = the reverse chain's CP pass 1 launches
+                               before the forward recompute's state loop, which runs beside it
+                               on the SMs it leaves (neither reads what the other writes);
+                               0 = after it */
 } gdn_launch_options;
 
 /* Every field GDN_PLAN_RULE. */

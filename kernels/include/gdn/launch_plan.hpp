@@ -70,6 +70,9 @@ struct BackwardPlan {
   int recompute_cp_chunks = 0;  // CP segment length of the forward recompute (0: none): the
                                 // config's when it has CP (one segment table for both), else
                                 // its own; the reverse chain runs the config's either way
+  bool pass1_beside_recompute = false;  // CP, the wgmma chain (column-warp or fused kernel):
+                                        // the chain's pass 1 launches first and the
+                                        // recompute's state loop beside it
   friend bool operator==(const BackwardPlan&, const BackwardPlan&) = default;
 };
 
@@ -84,7 +87,9 @@ BackwardPlan plan_backward(const KernelConfig& c, const PlanShape& s, const Plan
 
 inline constexpr gdn_launch_options kRulePins{GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE,
                                               GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE,
-                                              GDN_PLAN_RULE};
+                                              GDN_PLAN_RULE, GDN_PLAN_RULE};
+static_assert(sizeof(gdn_launch_options) == 8 * sizeof(std::int32_t),
+              "kRulePins and kPlanFields list every field of gdn_launch_options");
 
 // The pinnable fields, in gdn_launch_options order: the lab's plan dimensions, the database's
 // plan columns and the dispatch table's plan object all iterate this list.
@@ -102,7 +107,7 @@ inline constexpr int kHeads[] = {1, 2, 3, 4, 5, 6, 7, 8};
 inline constexpr int kFixupCols[] = {8, 16, 32};
 inline constexpr int kRecomputeCp[] = {0, 16, 32, 64, 128};  // ascending: [1] is the shortest
 }  // namespace plan_values
-inline constexpr std::array<PlanField, 7> kPlanFields{{
+inline constexpr std::array<PlanField, 8> kPlanFields{{
     {"prepare_overlap", "ov", &gdn_launch_options::prepare_overlap, plan_values::kOverlap,
      "0 (after the prepare kernel), 1 (shared SMs) or 2 (SMs of its own)"},
     {"cp_first_segment", "fs", &gdn_launch_options::cp_first_segment, plan_values::kOnOff,
@@ -117,6 +122,8 @@ inline constexpr std::array<PlanField, 7> kPlanFields{{
      "1 to 8, a divisor of Hv / Hk (value heads per local-gradient CTA of the backward)"},
     {"recompute_cp_chunks", "rc", &gdn_launch_options::recompute_cp_chunks, plan_values::kRecomputeCp,
      "0 (no CP), 16, 32, 64 or 128 (chunks per segment of the backward's forward recompute)"},
+    {"pass1_beside_recompute", "pb", &gdn_launch_options::pass1_beside_recompute, plan_values::kOnOff,
+     "0 or 1 (the backward's CP pass 1 before the forward recompute's state loop, beside it)"},
 }};
 const PlanField* find_plan_field(std::string_view name);
 

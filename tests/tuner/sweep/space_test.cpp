@@ -142,6 +142,29 @@ TEST(Space, PlanAxesOfTheChunkedBackwardSweepTheRecomputesSegmentsWithoutCp) {
   EXPECT_EQ(plan_candidates(c, "axes").size(), 1u + 8 + 3 + 8);
 }
 
+// The wgmma chain with CP (column-warp roles, and the fused kernel, which has no local-gradient
+// kernel): its CP pass 1 beside the recompute, on and off (pb0, pb1), joins the axes; without
+// CP there is no pass 1 to move.
+TEST(Space, PlanAxesOfTheWgmmaChainWithCpSweepItsPass1BesideTheRecompute) {
+  gdn::KernelConfig c;
+  c.pass = gdn::Pass::Backward;
+  c.family = gdn::Family::Fused;
+  c.roles = gdn::WarpRoles::ColumnWarps;
+  c.block_v = 64;
+  c.cp_segment_chunks = 64;
+  const auto column_warps = plan_candidates(c, "axes");
+  ASSERT_EQ(column_warps.size(), 1u + 8 + 3 + 8 + 2);
+  std::set<std::string> suffixes;
+  for (const auto& pins : column_warps) suffixes.insert(gdn::pins_suffix(pins));
+  for (const char* s : {"+pb0", "+pb1", "+fx16", "+lh2"}) EXPECT_EQ(suffixes.count(s), 1u) << s;
+  c.roles = gdn::WarpRoles::ProducerConsumer;
+  c.block_v = 128;
+  EXPECT_EQ(plan_candidates(c, "axes").size(), 1u + 8 + 3 + 2);
+  c.cp_segment_chunks = 0;
+  for (const auto& pins : plan_candidates(c, "axes"))
+    EXPECT_EQ(pins.pass1_beside_recompute, GDN_PLAN_RULE) << gdn::pins_suffix(pins);
+}
+
 TEST(Space, PlanGridCombinesTheApplicableFields) {
   // No CP: overlap and heads apply: (1 + 3) x (1 + 8) combinations with the rule.
   gdn::KernelConfig c = cw64_cp16();

@@ -25,7 +25,9 @@ inline constexpr std::int32_t kApplicationId = 0x67646E6C;
 //      without consumer_regs and chains_per_cta) and results.plan_* (the plan each call ran with)
 //   7: variants.pin_recompute_cp_chunks and results.plan_recompute_cp_chunks (the backward's
 //      forward recompute in CP segments of its own)
-inline constexpr int kSchemaVersion = 7;
+//   8: variants.pin_pass1_beside_recompute and results.plan_pass1_beside_recompute (the
+//      backward's CP pass 1 beside the forward recompute's state loop)
+inline constexpr int kSchemaVersion = 8;
 // The oldest schema version a read-only open reads as it is: the migrations after it widened
 // a CHECK and added an override column that readers of older files take as -1 (any), so every
 // table and column a reader needs is there. Older files are DbError::NeedsMigration when

@@ -286,6 +286,61 @@ TEST_F(Backward, TrainingForwardsSavedBlockServesEveryVariant) {
   worst.print("TrainingForwardsSavedBlockServesEveryVariant");
 }
 
+// The reverse chain's CP pass 1 launched before the forward recompute's state loop, which runs
+// beside it (the launch plan's pass1_beside_recompute), against the order of the rule (pass 1
+// after the loop): the same kernels on the same inputs, so the same bits, with the recompute's
+// own CP pass 1 and fix-up before them and with a training forward's saved block (no recompute
+// pass 1). Packed sequences of uneven lengths, several segments each for the shorter segment
+// lengths (the state loop then takes more than one wave beside pass 1), h0 and dht, a group of
+// two value heads; every variant with that pass 1 (the wgmma chain with CP), against the
+// float64 oracle too, and a rerun bit-identical.
+TEST_F(Backward, Pass1BesideTheRecomputeGivesTheBitsOfPass1AfterIt) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_note(seed));
+  WorstErrors worst;
+  // 66, 1, 131 and 17 chunks.
+  const ref::Shape shape = packed_shape({4200, 63, 8321, 1025}, 2, 4, 128, 128);
+  const RandomCase c = make_random_case(shape, derive_seed(seed, 0), {});
+  const ref::BwdOutputs r = ref::oracle_backward(c.shape, c.inputs, c.grads);
+  const DeviceCase dc(c, true);
+  const PlanField& field = *find_plan_field("pass1_beside_recompute");
+  std::vector<const Variant*> with_pass1;
+  for (const Variant* v : variants_)
+    if (plan_field_applies(v->config(), field)) with_pass1.push_back(v);
+  if (with_pass1.empty()) GTEST_SKIP() << "this build registers no wgmma-chain backward variant with CP";
+  const Variant* forward = nullptr;
+  for (const Variant* f : variants_of(Pass::Forward))
+    if (f->config().family == Family::Fused && forward == nullptr) forward = f;
+  ASSERT_NE(forward, nullptr) << "no fused forward variant registered";
+  for (const Variant* v : with_pass1) {
+    const int cp = v->config().cp_segment_chunks;
+    const SavedBlock block(dc, cp);
+    ASSERT_EQ(run_forward(*forward, dc, nullptr, &block.desc).status, GDN_OK);
+    for (const gdn_saved* saved : {static_cast<const gdn_saved*>(nullptr), &block.desc}) {
+      const std::string mode = saved ? "training mode" : "recompute";
+      SCOPED_TRACE(v->name() + ", " + mode + ", on " + describe(c.shape));
+      gdn_launch_options pins = kRulePins;
+      RunOptions opt{.want_dh0 = true, .pins = &pins, .saved = saved};
+      pins.pass1_beside_recompute = 0;
+      const BwdRun after = run_backward(*v, dc, opt);
+      pins.pass1_beside_recompute = 1;
+      const BwdRun beside = run_backward(*v, dc, opt);
+      const BwdRun again = run_backward(*v, dc, opt);
+      ASSERT_EQ(after.status, GDN_OK);
+      ASSERT_EQ(beside.status, GDN_OK);
+      ASSERT_EQ(again.status, GDN_OK);
+      const CheckReport rep = check_backward(c, r, beside.out);
+      EXPECT_TRUE(rep.passed()) << rep.summary();
+      worst.note(rep, v->name() + " pb1, " + mode);
+      EXPECT_TRUE(same_bits(beside.out, after.out)) << "pass 1 beside the recompute changed the gradients";
+      EXPECT_TRUE(same_bits(beside.out, again.out)) << "rerun differs: not deterministic";
+      std::printf("  %s, %s: pass 1 after the recompute %.3f ms, beside it %.3f ms\n", v->name().c_str(),
+                  mode.c_str(), after.elapsed_ms, again.elapsed_ms);
+    }
+  }
+  worst.print("Pass1BesideTheRecomputeGivesTheBitsOfPass1AfterIt");
+}
+
 // Gates and write strengths at their extremes: beta exactly 0 and 1 on every third token each,
 // a head of strong decay (g = -30 per token: exp underflows to 0 within a chunk) and one of
 // none (g = 0), on packed sequences of 63, 65 and 130 tokens, with h0 and dht, both layouts.

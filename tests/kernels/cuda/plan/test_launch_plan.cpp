@@ -349,6 +349,49 @@ TEST(LaunchPlan, TheRecomputeRunsCpOfItsOwnWhenItsCtasLeaveTheSmsIdle) {
   EXPECT_FALSE(plan_field_applies(staged, *find_plan_field("fixup_cols")));
 }
 
+// The reverse chain's CP pass 1 beside the forward recompute's state loop: only the wgmma chain
+// with CP has that pass 1 (column-warp roles, and the fused kernel, whose pass 1 it is); the
+// rule keeps pass 1 after the recompute; a pin turns it on or off there and nowhere else.
+TEST(LaunchPlan, Pass1BesideTheRecomputeOnlyWhereTheWgmmaChainRunsCp) {
+  const auto beside = [](const KernelConfig& c, const gdn_launch_options& pins = kRulePins) {
+    return plan_backward(c, PlanShape{1, 512, 32, 16, 512}, PlanDevice{132}, &pins).pass1_beside_recompute;
+  };
+  const gdn_launch_options on = pin(&gdn_launch_options::pass1_beside_recompute, 1);
+  const gdn_launch_options off = pin(&gdn_launch_options::pass1_beside_recompute, 0);
+  const PlanField& field = *find_plan_field("pass1_beside_recompute");
+  for (WarpRoles roles : {WarpRoles::ColumnWarps, WarpRoles::ProducerConsumer}) {
+    KernelConfig c;
+    c.pass = Pass::Backward;
+    c.family = Family::Fused;
+    c.roles = roles;
+    c.block_v = roles == WarpRoles::ColumnWarps ? 64 : 128;
+    c.cp_segment_chunks = 128;
+    SCOPED_TRACE(roles == WarpRoles::ColumnWarps ? "column warps" : "fused kernel");
+    EXPECT_FALSE(beside(c));
+    EXPECT_TRUE(beside(c, on));
+    EXPECT_FALSE(beside(c, off));
+    EXPECT_TRUE(plan_field_applies(c, field));
+    // Without CP there is no pass 1, even where the recompute runs CP of its own.
+    c.cp_segment_chunks = 0;
+    EXPECT_FALSE(beside(c, on));
+    EXPECT_FALSE(plan_field_applies(c, field));
+  }
+  // The cooperative chain reads inputs a launch before it forms; the staged backward has no
+  // recompute loop; the forward no reverse chain.
+  KernelConfig cooperative;
+  cooperative.pass = Pass::Backward;
+  cooperative.family = Family::Fused;
+  cooperative.block_v = 16;
+  cooperative.cp_segment_chunks = 64;
+  KernelConfig staged;
+  staged.pass = Pass::Backward;
+  staged.cp_segment_chunks = 64;
+  for (const KernelConfig& c : {cooperative, staged, column_warps(64, 64)}) {
+    EXPECT_FALSE(beside(c, on));
+    EXPECT_FALSE(plan_field_applies(c, field));
+  }
+}
+
 // The segment choice the default selection and the recompute share: the longest filling
 // segment, else the shortest that splits, else off (or the only value there is).
 TEST(LaunchPlan, SegmentFillingSlots) {
@@ -405,14 +448,16 @@ TEST(LaunchPins, SuffixRoundTripsAndNamesEveryPinnedField) {
   o.local_heads = 2;
   o.recompute_cp_chunks = 0;
   EXPECT_EQ(pins_suffix(o), "+ov2+ph4+fx16+lh2+rc0");
+  o.pass1_beside_recompute = 1;
+  EXPECT_EQ(pins_suffix(o), "+ov2+ph4+fx16+lh2+rc0+pb1");
   gdn_launch_options back{};
   std::string error;
-  ASSERT_TRUE(parse_pins_suffix("+ov2+ph4+fx16+lh2+rc0", &back, &error)) << error;
+  ASSERT_TRUE(parse_pins_suffix("+ov2+ph4+fx16+lh2+rc0+pb1", &back, &error)) << error;
   EXPECT_TRUE(same_pins(back, o));
   ASSERT_TRUE(parse_pins_suffix("", &back, &error));
   EXPECT_TRUE(all_rule(back));
   for (const char* bad : {"ov2", "+ov3", "+zz1", "+ph4+ov2", "+ov2+ov1", "+ph", "+ph9", "+fx12", "+fs1x",
-                          "+rc8", "+rc-1", "+rc64+lh2"})
+                          "+rc8", "+rc-1", "+rc64+lh2", "+pb2", "+pb1+rc0"})
     EXPECT_FALSE(parse_pins_suffix(bad, &back, &error)) << bad;
   EXPECT_FALSE(parse_pins_suffix("+ph9", &back, &error));
   EXPECT_NE(error.find("prepare_heads"), std::string::npos) << error;
@@ -421,6 +466,11 @@ TEST(LaunchPins, SuffixRoundTripsAndNamesEveryPinnedField) {
   EXPECT_FALSE(parse_pins_suffix("+rc48", &back, &error));
   EXPECT_NE(error.find("recompute_cp_chunks ('+rc'): expected 0 (no CP), 16, 32, 64 or 128"), std::string::npos)
       << error;
+  // An unknown token lists the tokens in their order.
+  EXPECT_FALSE(parse_pins_suffix("+zz1", &back, &error));
+  EXPECT_NE(error.find("(tokens, in order: ov, fs, ps, ph, fx, lh, rc, pb)"), std::string::npos) << error;
+  EXPECT_FALSE(parse_pins_suffix("+pb2", &back, &error));
+  EXPECT_NE(error.find("pass1_beside_recompute ('+pb'): expected 0 or 1"), std::string::npos) << error;
 }
 
 TEST(LaunchPins, ChecksNameTheFieldAndTheValue) {
@@ -445,6 +495,12 @@ TEST(LaunchPins, ChecksNameTheFieldAndTheValue) {
               std::string::npos) << bad_recompute;
     EXPECT_NE(bad_recompute.find("got " + std::to_string(value)), std::string::npos) << bad_recompute;
   }
+  for (int value : {0, 1})
+    EXPECT_EQ(check_launch_options(pin(&gdn_launch_options::pass1_beside_recompute, value), 4), "") << value;
+  const std::string bad_beside = check_launch_options(pin(&gdn_launch_options::pass1_beside_recompute, 2), 4);
+  EXPECT_NE(bad_beside.find("pass1_beside_recompute: expected GDN_PLAN_RULE (-1) or 0 or 1"), std::string::npos)
+      << bad_beside;
+  EXPECT_NE(bad_beside.find("got 2"), std::string::npos) << bad_beside;
 }
 
 TEST(LaunchPins, FieldsApplyWhereTheirMechanismExists) {
