@@ -165,7 +165,7 @@ std::string render_dispatch_header(const Selection& sel) {
   o << "// {pass, h_qk, h_v, k, v, dtype, log2 num_seqs, log2 total_tokens, log2 max_seqlen,\n"
     << "//  balance (2 equal lengths, 1 mean >= half the longest, 0 below, -1 any)}, variant,\n"
     << "//  margin, plan {prepare_overlap, cp_first_segment, prepare_split, prepare_heads, fixup_cols,\n"
-    << "//  local_heads, recompute_cp_chunks, pass1_beside_recompute}\n";
+    << "//  local_heads, recompute_cp_chunks, pass1_beside_recompute, group_sum_beside}\n";
   o << "inline constexpr std::array<Entry, " << sel.buckets.size() << "> kEntries{{\n";
   for (const BucketChoice& b : sel.buckets) {
     const dsp::BucketKey& k = b.key;

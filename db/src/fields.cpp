@@ -32,6 +32,7 @@ constexpr FieldRow kFields[] = {
     {{Field::PinLocalHeads, "pin_local_heads", "pin local heads", Integer, true}, "vr.pin_local_heads"},
     {{Field::PinRecomputeCpChunks, "pin_recompute_cp_chunks", "pin recompute cp", Integer, true}, "vr.pin_recompute_cp_chunks"},
     {{Field::PinPass1BesideRecompute, "pin_pass1_beside_recompute", "pin pass 1 beside", Integer, true}, "vr.pin_pass1_beside_recompute"},
+    {{Field::PinGroupSumBeside, "pin_group_sum_beside", "pin group sum beside", Integer, true}, "vr.pin_group_sum_beside"},
     {{Field::ShapeSet, "shape_set", "shape set", Text, false}, "p.shape_set_name"},
     {{Field::RowIndex, "row", "row", Integer, false}, "p.row_index"},
     {{Field::HQk, "h_qk", "Hqk", Integer, false}, "p.h_qk"},
@@ -74,6 +75,7 @@ constexpr FieldRow kFields[] = {
     {{Field::PlanLocalHeads, "plan_local_heads", "plan local heads", Integer, false}, "r.plan_local_heads"},
     {{Field::PlanRecomputeCpChunks, "plan_recompute_cp_chunks", "plan recompute cp", Integer, false}, "r.plan_recompute_cp_chunks"},
     {{Field::PlanPass1BesideRecompute, "plan_pass1_beside_recompute", "plan pass 1 beside", Integer, false}, "r.plan_pass1_beside_recompute"},
+    {{Field::PlanGroupSumBeside, "plan_group_sum_beside", "plan group sum beside", Integer, false}, "r.plan_group_sum_beside"},
 };
 
 constexpr bool fields_in_enum_order() {
@@ -82,7 +84,7 @@ constexpr bool fields_in_enum_order() {
   return true;
 }
 static_assert(fields_in_enum_order(), "kFields must list every Field in enum order");
-static_assert(static_cast<std::size_t>(Field::PlanPass1BesideRecompute) + 1 == std::size(kFields));
+static_assert(static_cast<std::size_t>(Field::PlanGroupSumBeside) + 1 == std::size(kFields));
 
 const std::array<FieldInfo, std::size(kFields)> kInfos = [] {
   std::array<FieldInfo, std::size(kFields)> out{};
@@ -132,6 +134,7 @@ FieldValue field_value(const ResultRow& row, Field f) {
     case Field::PinLocalHeads: return integer(vr.pins.local_heads);
     case Field::PinRecomputeCpChunks: return integer(vr.pins.recompute_cp_chunks);
     case Field::PinPass1BesideRecompute: return integer(vr.pins.pass1_beside_recompute);
+    case Field::PinGroupSumBeside: return integer(vr.pins.group_sum_beside);
     case Field::ShapeSet: return text(p.shape_set_name);
     case Field::RowIndex: return integer(p.row_index);
     case Field::HQk: return integer(p.h_qk);
@@ -174,6 +177,7 @@ FieldValue field_value(const ResultRow& row, Field f) {
     case Field::PlanLocalHeads: return opt(r.plan.local_heads);
     case Field::PlanRecomputeCpChunks: return opt(r.plan.recompute_cp_chunks);
     case Field::PlanPass1BesideRecompute: return opt(r.plan.pass1_beside_recompute);
+    case Field::PlanGroupSumBeside: return opt(r.plan.group_sum_beside);
   }
   return std::monostate{};
 }

@@ -92,7 +92,8 @@ std::vector<ReportColumn> report_columns(const Origins& origins) {
                   Field::SharedBytes, Field::LocalBytes, Field::PlanPrepareOverlap,
                   Field::PlanFirstSegment, Field::PlanPrepareSplitChunk, Field::PlanPrepareHeads,
                   Field::PlanFixupCols, Field::PlanBlockV, Field::PlanLocalHeads,
-                  Field::PlanRecomputeCpChunks, Field::PlanPass1BesideRecompute})
+                  Field::PlanRecomputeCpChunks, Field::PlanPass1BesideRecompute,
+                  Field::PlanGroupSumBeside})
     best(f);
   return cols;
 }

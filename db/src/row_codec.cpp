@@ -170,6 +170,7 @@ ResultRecord read_result(const Statement& s, int c) {
   r.plan.local_heads = s.opt_int(c + 34);
   r.plan.recompute_cp_chunks = s.opt_int(c + 35);
   r.plan.pass1_beside_recompute = s.opt_int(c + 36);
+  r.plan.group_sum_beside = s.opt_int(c + 37);
   return r;
 }
 

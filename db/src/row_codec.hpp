@@ -25,7 +25,7 @@ inline constexpr std::string_view kBuildColumns = "id, git_sha, flags, variant_s
 inline constexpr std::string_view kVariantColumns =
     "id, name, pass, family, block_v, stages, roles, cp_segment_chunks, pin_prepare_overlap, "
     "pin_cp_first_segment, pin_prepare_split, pin_prepare_heads, pin_fixup_cols, pin_local_heads, "
-    "pin_recompute_cp_chunks, pin_pass1_beside_recompute";
+    "pin_recompute_cp_chunks, pin_pass1_beside_recompute, pin_group_sum_beside";
 inline constexpr std::string_view kProblemColumns =
     "id, shape_set_name, shape_set_hash, row_index, h_qk, h_v, k, v, dtype, batch, num_seqs, "
     "total_tokens, max_seqlen, seqlens";
@@ -40,7 +40,8 @@ inline constexpr std::string_view kResultColumns =
     "sm_throughput_pct, memory_sol_pct, gpc_clock_hz, metrics_unavailable_reason, registers, "
     "shared_bytes, local_bytes, plan_cp_segment_chunks, plan_prepare_overlap, plan_first_segment, "
     "plan_prepare_split_chunk, plan_prepare_heads, plan_tail_prepare_heads, plan_fixup_cols, "
-    "plan_block_v, plan_local_heads, plan_recompute_cp_chunks, plan_pass1_beside_recompute";
+    "plan_block_v, plan_local_heads, plan_recompute_cp_chunks, plan_pass1_beside_recompute, "
+    "plan_group_sum_beside";
 inline constexpr std::string_view kPmColumns =
     "idx, t_ns, sm_busy_pct, dram_pct, tensor_pipe_pct, issue_active_pct, gpc_clock_hz";
 

@@ -337,39 +337,58 @@ ALTER TABLE variants ADD COLUMN pin_pass1_beside_recompute INTEGER NOT NULL DEFA
 ALTER TABLE results ADD COLUMN plan_pass1_beside_recompute INTEGER;
 )sql";
 
-// A file of version 2 to 7 opened read-only is read as it is (no migration without write
+// Version 9: the fused backward's group sum may run beside it
+// (gdn_launch_options::group_sum_beside): its pin (-1 = the rule) and whether each result's
+// plan ran it so (NULL before it; 0 or 1 on every backward result after). Added columns only.
+constexpr const char* kVersion9 = R"sql(
+ALTER TABLE variants ADD COLUMN pin_group_sum_beside INTEGER NOT NULL DEFAULT -1
+  CHECK (pin_group_sum_beside IN (-1, 0, 1));
+ALTER TABLE results ADD COLUMN plan_group_sum_beside INTEGER;
+)sql";
+
+// A file of version 2 to 8 opened read-only is read as it is (no migration without write
 // access): temporary views named like the tables, which SQLite resolves before the file's own,
 // give it the current columns (versions 2 to 5: no pins, no recorded plans; version 6: no
-// recompute CP pin or plan; version 7: no pass-1 pin or plan).
+// recompute CP pin or plan; version 7: no pass-1 pin or plan; version 8: no group-sum pin or
+// plan).
 constexpr const char* kCompatViewsBefore6 = R"sql(
 CREATE TEMP VIEW variants AS
   SELECT id, name, pass, family, block_v, stages, roles, cp_segment_chunks,
          -1 AS pin_prepare_overlap, -1 AS pin_cp_first_segment, -1 AS pin_prepare_split,
          -1 AS pin_prepare_heads, -1 AS pin_fixup_cols, -1 AS pin_local_heads,
-         -1 AS pin_recompute_cp_chunks, -1 AS pin_pass1_beside_recompute
+         -1 AS pin_recompute_cp_chunks, -1 AS pin_pass1_beside_recompute,
+         -1 AS pin_group_sum_beside
   FROM main.variants;
 CREATE TEMP VIEW results AS
   SELECT *, NULL AS plan_cp_segment_chunks, NULL AS plan_prepare_overlap,
          NULL AS plan_first_segment, NULL AS plan_prepare_split_chunk, NULL AS plan_prepare_heads,
          NULL AS plan_tail_prepare_heads, NULL AS plan_fixup_cols, NULL AS plan_block_v,
          NULL AS plan_local_heads, NULL AS plan_recompute_cp_chunks,
-         NULL AS plan_pass1_beside_recompute
+         NULL AS plan_pass1_beside_recompute, NULL AS plan_group_sum_beside
   FROM main.results;
 )sql";
 constexpr const char* kCompatViewsOf6 = R"sql(
 CREATE TEMP VIEW variants AS
-  SELECT *, -1 AS pin_recompute_cp_chunks, -1 AS pin_pass1_beside_recompute FROM main.variants;
+  SELECT *, -1 AS pin_recompute_cp_chunks, -1 AS pin_pass1_beside_recompute,
+         -1 AS pin_group_sum_beside FROM main.variants;
 CREATE TEMP VIEW results AS
-  SELECT *, NULL AS plan_recompute_cp_chunks, NULL AS plan_pass1_beside_recompute FROM main.results;
+  SELECT *, NULL AS plan_recompute_cp_chunks, NULL AS plan_pass1_beside_recompute,
+         NULL AS plan_group_sum_beside FROM main.results;
 )sql";
 constexpr const char* kCompatViewsOf7 = R"sql(
-CREATE TEMP VIEW variants AS SELECT *, -1 AS pin_pass1_beside_recompute FROM main.variants;
-CREATE TEMP VIEW results AS SELECT *, NULL AS plan_pass1_beside_recompute FROM main.results;
+CREATE TEMP VIEW variants AS
+  SELECT *, -1 AS pin_pass1_beside_recompute, -1 AS pin_group_sum_beside FROM main.variants;
+CREATE TEMP VIEW results AS
+  SELECT *, NULL AS plan_pass1_beside_recompute, NULL AS plan_group_sum_beside FROM main.results;
+)sql";
+constexpr const char* kCompatViewsOf8 = R"sql(
+CREATE TEMP VIEW variants AS SELECT *, -1 AS pin_group_sum_beside FROM main.variants;
+CREATE TEMP VIEW results AS SELECT *, NULL AS plan_group_sum_beside FROM main.results;
 )sql";
 
 // kMigrations[i] produces version i + 1.
 constexpr const char* kMigrations[] = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5,
-                                       kVersion6, kVersion7, kVersion8};
+                                       kVersion6, kVersion7, kVersion8, kVersion9};
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration per schema version");
 
@@ -408,6 +427,7 @@ void add_compat_views(Database& db, int version) {
   if (version < 6) db.exec(kCompatViewsBefore6);
   else if (version == 6) db.exec(kCompatViewsOf6);
   else if (version == 7) db.exec(kCompatViewsOf7);
+  else if (version == 8) db.exec(kCompatViewsOf8);
 }
 
 void migrate(Database& db, int from_version, int to_version) {

@@ -32,7 +32,7 @@ void require_finite(const std::optional<double>& value, const char* argument) {
 constexpr const char* kNowUtc = "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')";
 
 // The schema version that added each plan field's pin_* column, in gdn::kPlanFields order.
-constexpr int kPinColumnVersion[] = {6, 6, 6, 6, 6, 6, 7, 8};
+constexpr int kPinColumnVersion[] = {6, 6, 6, 6, 6, 6, 7, 8, 9};
 static_assert(std::size(kPinColumnVersion) == gdn::kPlanFields.size(), "one version per plan field");
 
 // The pin_* columns a file of `version` has: the first fields of kPlanFields.
@@ -282,6 +282,7 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
   const bool has_plans = db_.schema_version() >= 6;  // a file kept older has no plan columns
   const bool has_recompute_plan = db_.schema_version() >= 7;
   const bool has_pass1_plan = db_.schema_version() >= 8;
+  const bool has_group_sum_plan = db_.schema_version() >= 9;
   try {
     // device_id (schema v5) is named only when set, so the writer also fills files of older
     // versions (the migration tests build them with it).
@@ -302,6 +303,10 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
     }
     if (has_pass1_plan) {
       columns += ", plan_pass1_beside_recompute";
+      ++count;
+    }
+    if (has_group_sum_plan) {
+      columns += ", plan_group_sum_beside";
       ++count;
     }
     const int device_column = r.device_id ? ++count : 0;
@@ -329,6 +334,7 @@ InsertedResult ResultsWriter::insert_result(const ResultRecord& r, std::span<con
     }
     if (has_recompute_plan) insert.bind(35, r.plan.recompute_cp_chunks);
     if (has_pass1_plan) insert.bind(36, r.plan.pass1_beside_recompute);
+    if (has_group_sum_plan) insert.bind(37, r.plan.group_sum_beside);
     if (r.device_id) insert.bind(device_column, *r.device_id);
     if (!insert.step()) {
       Statement find(db_, "SELECT id FROM results WHERE sweep_id = ?1 AND variant_id = ?2 AND problem_id = ?3");

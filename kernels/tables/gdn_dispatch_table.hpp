@@ -18,324 +18,324 @@ inline constexpr TableInfo kTableInfo{"NVIDIA H200", "GPU-5d99b8b1-748c-2558-f70
 // {pass, h_qk, h_v, k, v, dtype, log2 num_seqs, log2 total_tokens, log2 max_seqlen,
 //  balance (2 equal lengths, 1 mean >= half the longest, 0 below, -1 any)}, variant,
 //  margin, plan {prepare_overlap, cp_first_segment, prepare_split, prepare_heads, fixup_cols,
-//  local_heads, recompute_cp_chunks, pass1_beside_recompute}
+//  local_heads, recompute_cp_chunks, pass1_beside_recompute, group_sum_beside}
 inline constexpr std::array<Entry, 158> kEntries{{
     // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp4"
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp8", 0.056505287668574766, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp8", 0.056505287668574766, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp16"
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp8", 0.05237619316618147, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp8", 0.05237619316618147, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp16"
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.15455167977423168, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.15455167977423168, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp16"
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.10160653374650819, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.10160653374650819, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.0170453671369013, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.0170453671369013, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp16"
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.16344586416316198, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.16344586416316198, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp8"
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.14596239351636164, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.14596239351636164, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp16"
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.08434586185227344, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.08434586185227344, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.020040729248272937, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.020040729248272937, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp64"
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.011425436119224974, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.011425436119224974, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.05843254443129964, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.05843254443129964, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp64"
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08306887834446885, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08306887834446885, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.16195043205773452, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.16195043205773452, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=2 h_v=8 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.13176656109616625, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 2, 8, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.13176656109616625, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp0"
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp8", 0.0691880609476101, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp8", 0.0691880609476101, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp8"
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.13329300262149646, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.13329300262149646, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp16"
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.04575617861740189, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.04575617861740189, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", -0.006611749186562377, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", -0.006611749186562377, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp64"
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.016872465074357912, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.016872465074357912, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp16"
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", -0.0001987130106634316, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", -0.0001987130106634316, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.05829804234918101, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.05829804234918101, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.09516517416247772, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.09516517416247772, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp64"
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.028143838051429393, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.028143838051429393, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0398101962941495, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0398101962941495, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10826509782334437, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10826509782334437, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1338093296243974, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1338093296243974, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.029036360483264856, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.029036360483264856, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=4 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0270274755976343, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 4, 16, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0270274755976343, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08899729954452806, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08899729954452806, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp16"
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.032272525541424235, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.032272525541424235, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp32"
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.055058618257015635, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.055058618257015635, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp64"
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.047730189163483594, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.047730189163483594, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp128"
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp128", 0.0496575328531661, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp128", 0.0496575328531661, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", -0.006314286450987527, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", -0.006314286450987527, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.11062666378876185, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.11062666378876185, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp0"
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.01767547573017736, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.01767547573017736, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp64"
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp128", 0.044478900421622614, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp128", 0.044478900421622614, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.2826892166497328, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.2826892166497328, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.041935728937172456, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.041935728937172456, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", -0.0036789995012982413, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", -0.0036789995012982413, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.03783373043067617, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.03783373043067617, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=24 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.013472765971996647, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 24, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.013472765971996647, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06184295289135, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06184295289135, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06375057232133519, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06375057232133519, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0643294083625432, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0643294083625432, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp64"
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06449469106777928, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06449469106777928, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.09779551367695638, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.09779551367695638, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08010155550391374, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08010155550391374, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1286676693926203, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1286676693926203, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp64"
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", -0.0022841301212842557, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", -0.0022841301212842557, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0259028820828886, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0259028820828886, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.29233833498584705, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.29233833498584705, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.022457257277815, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.022457257277815, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.009530492807845237, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.009530492807845237, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.026136695077291883, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.026136695077291883, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=8 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.022914162849252406, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 8, 32, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.022914162849252406, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp0"
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp8", 0.05351767198126889, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp8", 0.05351767198126889, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp0"
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.09158395113420847, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp16", 0.09158395113420847, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp16"
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.047917375671396645, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp32", 0.047917375671396645, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", -0.005670401382086632, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", -0.005670401382086632, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp64"
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.014093183785671926, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.014093183785671926, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.05257128687737733, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.05257128687737733, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.3410172254756849, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.3410172254756849, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp64"
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0010541079871217995, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0010541079871217995, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp64"
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.025001126574154098, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp64", 0.025001126574154098, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp64"
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.2594485757467728, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.2594485757467728, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10975957003790637, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10975957003790637, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08523711903785691, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08523711903785691, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.018409522385489874, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.018409522385489874, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.015788312066228993, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 16, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.015788312066228993, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.09411699878083213, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.09411699878083213, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.19784097454824745, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.19784097454824745, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.17838568854918857, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.17838568854918857, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp64"
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.14923113675431177, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.14923113675431177, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1584580038433645, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1584580038433645, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10681408137217785, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10681408137217785, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.157798551613483, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.157798551613483, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp64"
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.019693313195702222, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.019693313195702222, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0303762861192145, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.0303762861192145, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.273245252597635, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.273245252597635, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.02808888722269587, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.02808888722269587, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.010643380066376995, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.010643380066376995, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.014256678450168536, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.014256678450168536, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.013402958027140421, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 32, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.013402958027140421, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10305846848331934, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10305846848331934, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp64"
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.12847449729902904, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.12847449729902904, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.11402798291168392, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.11402798291168392, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10181412439561299, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.10181412439561299, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.2860114368511155, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.2860114368511155, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp128", 0.004433883496319568, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp128", 0.004433883496319568, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.016005415778945098, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.016005415778945098, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1444073926423759, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1444073926423759, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.01390659667176819, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.01390659667176819, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.050083868730636194, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.050083868730636194, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.03350599608224103, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.03350599608224103, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp0"
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp256", 0.007884233313235622, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp256", 0.007884233313235622, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.026503295251012915, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.026503295251012915, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=48 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.015822899447657246, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 48, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.015822899447657246, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1103372073515716, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1103372073515716, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.13727312851926654, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.13727312851926654, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.14190946619896416, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.14190946619896416, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.14713339489826738, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.14713339489826738, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp256"
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.32235736913341273, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.32235736913341273, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06419407064691174, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06419407064691174, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.014358641836235808, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.014358641836235808, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.15538766514220703, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.15538766514220703, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.05689755343920533, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.05689755343920533, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.006696464163278293, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.006696464163278293, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.027525726712865906, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.027525726712865906, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.002983511338930267, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.002983511338930267, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.02784219558731338, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.02784219558731338, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=16 h_v=64 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.01613720580128608, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 16, 64, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.01613720580128608, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[2048,4096) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1780531295961265, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 11, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.1780531295961265, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[4096,8192) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.37446808510638285, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 12, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.37446808510638285, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.3467962322470237, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.3467962322470237, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[16384,32768) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp64"
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.28460060020413036, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 14, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.28460060020413036, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.28476215470911725, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.28476215470911725, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08515647462806752, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.08515647462806752, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06774091627172196, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 13, 12, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.06774091627172196, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[16384,32768) maxlen=[8192,16384) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp64"
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.015358048111899558, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 14, 13, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.015358048111899558, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.056831032021477546, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.056831032021477546, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp128"
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.16287971753078678, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 1, 15, 14, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.16287971753078678, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp0"
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.025825241729761528, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 2, 13, 11, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.025825241729761528, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[8192,16384) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp256"
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.008848965000775033, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 2, 15, 13, 2}, "gdn_fwd_sm90_fused_v64_s2_cw_cp0", 0.008848965000775033, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[1024,2048) balance=equal; runner-up "gdn_fwd_sm90_fused_v64_s2_cw_cp0"
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v128_s2_cw_cp0", 0.020799980740758617, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 3, 13, 10, 2}, "gdn_fwd_sm90_fused_v128_s2_cw_cp0", 0.020799980740758617, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // fwd h_qk=32 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[4096,8192) balance=equal; runner-up "gdn_fwd_sm90_fused_v128_s2_cw_cp256"
-    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v128_s2_cw_cp0", 0.007800582811936518, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Forward, 32, 32, 128, 128, DType::BF16, 3, 15, 12, 2}, "gdn_fwd_sm90_fused_v128_s2_cw_cp0", 0.007800582811936518, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_bwd_sm90_fused_v32_s2_coop_cp8"
-    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp8", 0.13749387688228398, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp8", 0.13749387688228398, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16"
-    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp32", 0.07829029985411262, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp32", 0.07829029985411262, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16"
-    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp8", 0.11010212643390238, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp8", 0.11010212643390238, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx8"
-    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.0020732624086479134, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.0020732624086479134, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx8"
-    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 2, 13, 11, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp8", 0.07184266906442871, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 2, 13, 11, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp8", 0.07184266906442871, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[16384,32768) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx8"
-    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 2, 15, 14, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.011029253875855405, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 2, 15, 14, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.011029253875855405, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[2048,4096) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+ph1"
-    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 3, 13, 11, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.04729649148901682, {-1, -1, -1, -1, -1, -1, 16, -1}},
+    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 3, 13, 11, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.04729649148901682, {-1, -1, -1, -1, -1, -1, 16, -1, -1}},
     // bwd h_qk=2 h_v=4 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[8192,16384) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx32"
-    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 3, 15, 13, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.0040247642470148115, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 2, 4, 128, 128, DType::BF16, 3, 15, 13, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.0040247642470148115, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx8"
-    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", -1.1102230246251565e-16, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", -1.1102230246251565e-16, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp32"
-    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp64", 0.045414981600325977, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp64", 0.045414981600325977, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx32"
-    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.015218640007821804, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", 0.015218640007821804, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16"
-    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp32", 0.025431475007555937, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp32", 0.025431475007555937, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc0"
-    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 2, 13, 11, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.013650618136017423, {-1, -1, -1, -1, -1, 2, -1, -1}},
+    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 2, 13, 11, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.013650618136017423, {-1, -1, -1, -1, -1, 2, -1, -1, -1}},
     // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[16384,32768) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp16+fx32"
-    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 2, 15, 14, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", -0.0025189535936387397, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 2, 15, 14, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp16", -0.0025189535936387397, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[2048,4096) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+ph1"
-    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 3, 13, 11, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.0032485145342473487, {-1, -1, -1, -1, -1, 2, -1, -1}},
+    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 3, 13, 11, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.0032485145342473487, {-1, -1, -1, -1, -1, 2, -1, -1, -1}},
     // bwd h_qk=4 h_v=8 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[8192,16384) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0"
-    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 3, 15, 13, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0038902969277805344, {-1, -1, -1, -1, -1, 2, -1, -1}},
+    {{Pass::Backward, 4, 8, 128, 128, DType::BF16, 3, 15, 13, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0038902969277805344, {-1, -1, -1, -1, -1, 2, -1, -1, -1}},
     // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc32"
-    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp32", 0.030424125998958385, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp32", 0.030424125998958385, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp64"
-    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp128", 0.020392862806199785, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp128", 0.020392862806199785, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0"
-    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.011384057399668857, {-1, -1, -1, -1, -1, 2, -1, -1}},
+    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.011384057399668857, {-1, -1, -1, -1, -1, 2, -1, -1, -1}},
     // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc64"
-    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.0002413249568478104, {-1, -1, -1, -1, -1, 2, -1, -1}},
+    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.0002413249568478104, {-1, -1, -1, -1, -1, 2, -1, -1, -1}},
     // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+ph2"
-    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 2, 13, 11, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.0012035989191365726, {-1, -1, -1, -1, -1, 2, -1, -1}},
+    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 2, 13, 11, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.0012035989191365726, {-1, -1, -1, -1, -1, 2, -1, -1, -1}},
     // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[16384,32768) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0"
-    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 2, 15, 14, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.0073989532476723685, {-1, -1, -1, -1, -1, 2, -1, -1}},
+    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 2, 15, 14, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.0073989532476723685, {-1, -1, -1, -1, -1, 2, -1, -1, -1}},
     // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[2048,4096) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0"
-    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 3, 13, 11, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.010226544431131135, {-1, -1, -1, -1, -1, 2, -1, -1}},
+    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 3, 13, 11, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.010226544431131135, {-1, -1, -1, -1, -1, 2, -1, -1, -1}},
     // bwd h_qk=8 h_v=16 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[8192,16384) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc64"
-    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 3, 15, 13, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp64", 0.03706040670079025, {-1, -1, -1, -1, -1, -1, -1, -1}},
+    {{Pass::Backward, 8, 16, 128, 128, DType::BF16, 3, 15, 13, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp64", 0.03706040670079025, {-1, -1, -1, -1, -1, -1, -1, -1, -1}},
     // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[8192,16384) maxlen=[8192,16384) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+ph2"
-    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0021865458195764464, {-1, -1, -1, -1, -1, 2, -1, -1}},
+    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 0, 13, 13, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0021865458195764464, {-1, -1, -1, -1, -1, 2, -1, -1, -1}},
     // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[1,2) tokens=[32768,65536) maxlen=[32768,65536) balance=equal; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0"
-    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.009151924368900777, {-1, -1, -1, -1, -1, 2, -1, -1}},
+    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 0, 15, 15, 2}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.009151924368900777, {-1, -1, -1, -1, -1, 2, -1, -1, -1}},
     // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[8192,16384) maxlen=[4096,8192) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc128"
-    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0115060882939092, {-1, -1, -1, -1, -1, 2, -1, -1}},
+    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 1, 13, 12, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0115060882939092, {-1, -1, -1, -1, -1, 2, -1, -1, -1}},
     // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[2,4) tokens=[32768,65536) maxlen=[16384,32768) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc0"
-    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0102786940061379, {-1, -1, -1, -1, -1, 2, -1, -1}},
+    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 1, 15, 14, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0102786940061379, {-1, -1, -1, -1, -1, 2, -1, -1, -1}},
     // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[8192,16384) maxlen=[2048,4096) balance=[1/2,1); runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc0"
-    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 2, 13, 11, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.002085152277746305, {-1, -1, -1, -1, -1, 2, -1, -1}},
+    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 2, 13, 11, 1}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.002085152277746305, {-1, -1, -1, -1, -1, 2, -1, -1, -1}},
     // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[4,8) tokens=[32768,65536) maxlen=[16384,32768) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+ph2"
-    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 2, 15, 14, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.020286496504524187, {-1, -1, -1, -1, -1, -1, 0, -1}},
+    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 2, 15, 14, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", 0.020286496504524187, {-1, -1, -1, -1, -1, -1, 0, -1, -1}},
     // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[8192,16384) maxlen=[2048,4096) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+ph2"
-    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 3, 13, 11, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.005901111794860636, {-1, -1, -1, -1, -1, 2, -1, -1}},
+    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 3, 13, 11, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.005901111794860636, {-1, -1, -1, -1, -1, 2, -1, -1, -1}},
     // bwd h_qk=16 h_v=32 k=128 v=128 bf16 seqs=[8,16) tokens=[32768,65536) maxlen=[8192,16384) balance=<1/2; runner-up "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc0"
-    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 3, 15, 13, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0008839724007994043, {-1, -1, -1, -1, -1, 2, -1, -1}},
+    {{Pass::Backward, 16, 32, 128, 128, DType::BF16, 3, 15, 13, 0}, "gdn_bwd_sm90_fused_v64_s2_cw_cp0", -0.0008839724007994043, {-1, -1, -1, -1, -1, 2, -1, -1, -1}},
 }};
 
 // The variants a pruned libgdn build compiles (-DGDN_DISPATCH_TABLE=<this header>).

@@ -415,149 +415,154 @@ TEST(Database, MigratesVersion5KeepingResultDevicesAndAddingPlans) {
   EXPECT_TRUE(rows_text(db, "PRAGMA foreign_key_check").empty());
 }
 
-// Version 7: the backward recompute's CP pin joins the variants (-1, the rule, on every row
-// before it) and its plan the results (NULL before it); ids, rows and every other value stay.
-// Read-only, a version-6 file reads as it is; kept at version 6, it refuses the new pin.
-TEST(Database, MigratesVersion6AddingTheRecomputeCpPinAndPlan) {
+// A migration that adds a plan field's pin (variants) and its recorded plan (results), from
+// version `from`: kept at `from`, the file stores `kept` (a pin it has columns for) with its
+// plan and refuses `pinned` (the new field's pin) with `refused`; read-only, it reads as it is
+// (the new pin the rule, no recorded plan, `kept`'s pin as stored); migrated, every row stays
+// as it was with the columns of every later version last (-1 on the variants, NULL on the
+// results), references intact, and `pinned` with its plan round-trips, found by the new pin;
+// the CHECK refuses `bad` for it.
+struct PinMigration {
+  int from;
+  VariantRecord kept, pinned;
+  PlanRecord kept_plan, pinned_plan;
+  std::string refused;
+  std::int32_t gdn_launch_options::*pin;  // the new field
+  std::optional<int> PlanRecord::*plan;
+  Field pin_field, plan_field;
+  int bad;
+};
+
+void check_pin_migration(const PinMigration& m) {
   ScratchDir dir;
-  const std::string path = dir.file("v6.db");
+  const std::string path = dir.file("old.db");
   const Scenario sc = write_version2_database(path);
   std::vector<std::string> variants_before, results_before;
   {
-    Database v6 = Database::open(path, {.migrate_to_version = 6});
-    ASSERT_EQ(v6.schema_version(), 6);
-    ResultsWriter w(v6);
-    VariantRecord pinned = fused_variant("gdn_bwd_A+rc16", 32, 2, gdn::Pass::Backward);
-    pinned.pins.recompute_cp_chunks = 16;
+    Database old = Database::open(path, {.migrate_to_version = m.from});
+    ASSERT_EQ(old.schema_version(), m.from);
+    ResultsWriter w(old);
     try {
-      w.register_variant(pinned);
-      FAIL() << "a version-6 file has no pin_recompute_cp_chunks column";
+      w.register_variant(m.pinned);
+      ADD_FAILURE() << "a version-" << m.from << " file has no column for " << m.pinned.name << "'s pin";
     } catch (const DbError& e) {
-      EXPECT_NE(std::string(e.what()).find("recompute_cp_chunks needs schema version 7, the file has 6"),
-                std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(m.refused), std::string::npos) << e.what();
     }
-    VariantRecord local = fused_variant("gdn_bwd_A+lh2", 32, 2, gdn::Pass::Backward);
-    local.pins.local_heads = 2;
-    const std::int64_t v = w.register_variant(local);
-    ResultRecord r = passed(sc.sweep, v, sc.p[0], 0.5);
-    r.plan.local_heads = 2;
+    ResultRecord r = passed(sc.sweep, w.register_variant(m.kept), sc.p[0], 0.5);
+    r.plan = m.kept_plan;  // (what the file has no column for is not stored)
     insert(w, r);
-    variants_before = rows_text(v6, "SELECT * FROM main.variants ORDER BY id");
-    results_before = rows_text(v6, "SELECT * FROM main.results ORDER BY id");
+    variants_before = rows_text(old, "SELECT * FROM main.variants ORDER BY id");
+    results_before = rows_text(old, "SELECT * FROM main.results ORDER BY id");
   }
   {
-    const std::vector<ResultRow> rows = read_only_results(path, sc.sweep, 6);
+    const std::vector<ResultRow> rows = read_only_results(path, sc.sweep, m.from);
     ASSERT_FALSE(rows.empty());
+    bool saw_kept = false;
     for (const ResultRow& row : rows) {
-      EXPECT_EQ(row.variant.pins.recompute_cp_chunks, GDN_PLAN_RULE) << row.variant.name;
-      EXPECT_FALSE(row.result.plan.recompute_cp_chunks.has_value()) << row.variant.name;
+      EXPECT_EQ(row.variant.pins.*m.pin, GDN_PLAN_RULE) << row.variant.name;
+      EXPECT_FALSE((row.result.plan.*m.plan).has_value()) << row.variant.name;
+      saw_kept |= row.variant.name == m.kept.name && gdn::same_pins(row.variant.pins, m.kept.pins);
     }
+    EXPECT_TRUE(saw_kept);
   }
   Database db = Database::open(path);
   EXPECT_EQ(db.schema_version(), kSchemaVersion);
-  // Every row as it was, the new columns last (version 7's, then version 8's): -1 on the
-  // variants, NULL ("") on the results.
-  std::vector<std::string> variants_after = rows_text(db, "SELECT * FROM variants ORDER BY id");
-  std::vector<std::string> results_after = rows_text(db, "SELECT * FROM results ORDER BY id");
+  std::string variant_columns, result_columns;
+  for (int version = m.from + 1; version <= kSchemaVersion; ++version) variant_columns += "|-1", result_columns += "|";
+  const std::vector<std::string> variants_after = rows_text(db, "SELECT * FROM variants ORDER BY id");
+  const std::vector<std::string> results_after = rows_text(db, "SELECT * FROM results ORDER BY id");
   ASSERT_EQ(variants_after.size(), variants_before.size());
-  for (std::size_t i = 0; i < variants_after.size(); ++i) EXPECT_EQ(variants_after[i], variants_before[i] + "|-1|-1");
+  for (std::size_t i = 0; i < variants_after.size(); ++i) EXPECT_EQ(variants_after[i], variants_before[i] + variant_columns);
   ASSERT_EQ(results_after.size(), results_before.size());
-  for (std::size_t i = 0; i < results_after.size(); ++i) EXPECT_EQ(results_after[i], results_before[i] + "||");
+  for (std::size_t i = 0; i < results_after.size(); ++i) EXPECT_EQ(results_after[i], results_before[i] + result_columns);
   EXPECT_TRUE(rows_text(db, "PRAGMA foreign_key_check").empty());
-  // The pin and the plan round-trip; the CHECK refuses a value the field does not take.
   ResultsWriter w(db);
-  VariantRecord pinned = fused_variant("gdn_bwd_A+rc16", 32, 2, gdn::Pass::Backward);
-  pinned.pins.recompute_cp_chunks = 16;
-  const std::int64_t v = w.register_variant(pinned);
+  const std::int64_t v = w.register_variant(m.pinned);
   ResultRecord r = passed(sc.sweep, v, sc.p[0], 0.5);
-  r.plan.recompute_cp_chunks = 16;
-  r.plan.fixup_cols = 8;
+  r.plan = m.pinned_plan;
   insert(w, r);
   ResultQuery q;
   q.sweep_id = sc.sweep;
-  q.conditions.push_back({Field::PinRecomputeCpChunks, CompareOp::Eq, std::int64_t{16}});
+  q.conditions.push_back({m.pin_field, CompareOp::Eq, std::int64_t{m.pinned.pins.*m.pin}});
   const std::vector<ResultRow> back = query_results(db, q);
   ASSERT_EQ(back.size(), 1u);
-  EXPECT_TRUE(gdn::same_pins(back[0].variant.pins, pinned.pins));
+  EXPECT_TRUE(gdn::same_pins(back[0].variant.pins, m.pinned.pins));
   EXPECT_EQ(back[0].result.plan, r.plan);
-  EXPECT_EQ(std::get<std::int64_t>(field_value(back[0], Field::PlanRecomputeCpChunks)), 16);
-  EXPECT_THROW(db.exec("UPDATE variants SET pin_recompute_cp_chunks = 24 WHERE id = " + std::to_string(v)), DbError);
+  EXPECT_EQ(std::get<std::int64_t>(field_value(back[0], m.plan_field)), *(m.pinned_plan.*m.plan));
+  const std::string column = std::string(field_info(m.pin_field).name);
+  EXPECT_THROW(db.exec("UPDATE variants SET " + column + " = " + std::to_string(m.bad) + " WHERE id = " + std::to_string(v)),
+               DbError);
 }
 
-// Version 8: the backward's pass-1 pin joins the variants (-1 before it) and its plan the
-// results (NULL before it). Read-only, a version-7 file reads as it is (the recompute's pin
-// kept); kept at version 7, it stores the recompute's pin and refuses the new one.
+VariantRecord backward_variant(const std::string& name, gdn::WarpRoles roles, int block_v, int cp) {
+  VariantRecord v = fused_variant(name, block_v, 2, gdn::Pass::Backward);
+  v.config.roles = roles;
+  v.config.cp_segment_chunks = cp;
+  return v;
+}
+
+// Version 7: the backward recompute's CP segment length (kept at 6: local_heads stored).
+TEST(Database, MigratesVersion6AddingTheRecomputeCpPinAndPlan) {
+  PinMigration m{.from = 6};
+  m.kept = fused_variant("gdn_bwd_A+lh2", 32, 2, gdn::Pass::Backward);
+  m.kept.pins.local_heads = 2;
+  m.kept_plan.local_heads = 2;
+  m.pinned = fused_variant("gdn_bwd_A+rc16", 32, 2, gdn::Pass::Backward);
+  m.pinned.pins.recompute_cp_chunks = 16;
+  m.pinned_plan.recompute_cp_chunks = 16;
+  m.pinned_plan.fixup_cols = 8;
+  m.refused = "recompute_cp_chunks needs schema version 7, the file has 6";
+  m.pin = &gdn_launch_options::recompute_cp_chunks;
+  m.plan = &PlanRecord::recompute_cp_chunks;
+  m.pin_field = Field::PinRecomputeCpChunks;
+  m.plan_field = Field::PlanRecomputeCpChunks;
+  m.bad = 24;
+  check_pin_migration(m);
+}
+
+// Version 8: the backward's CP pass 1 beside the recompute (kept at 7: the recompute's pin).
 TEST(Database, MigratesVersion7AddingThePass1BesideRecomputePinAndPlan) {
-  ScratchDir dir;
-  const std::string path = dir.file("v7.db");
-  const Scenario sc = write_version2_database(path);
-  std::vector<std::string> variants_before, results_before;
-  {
-    Database v7 = Database::open(path, {.migrate_to_version = 7});
-    ASSERT_EQ(v7.schema_version(), 7);
-    ResultsWriter w(v7);
-    VariantRecord pinned = fused_variant("gdn_bwd_A_cp64+pb1", 64, 2, gdn::Pass::Backward);
-    pinned.config.roles = gdn::WarpRoles::ColumnWarps;
-    pinned.config.cp_segment_chunks = 64;
-    pinned.pins.pass1_beside_recompute = 1;
-    try {
-      w.register_variant(pinned);
-      FAIL() << "a version-7 file has no pin_pass1_beside_recompute column";
-    } catch (const DbError& e) {
-      EXPECT_NE(std::string(e.what()).find("pass1_beside_recompute needs schema version 8, the file has 7"),
-                std::string::npos) << e.what();
-    }
-    VariantRecord recompute = fused_variant("gdn_bwd_A+rc16", 32, 2, gdn::Pass::Backward);
-    recompute.pins.recompute_cp_chunks = 16;
-    const std::int64_t v = w.register_variant(recompute);
-    ResultRecord r = passed(sc.sweep, v, sc.p[0], 0.5);
-    r.plan.recompute_cp_chunks = 16;
-    r.plan.pass1_beside_recompute = 1;  // no column at version 7: not stored
-    insert(w, r);
-    variants_before = rows_text(v7, "SELECT * FROM main.variants ORDER BY id");
-    results_before = rows_text(v7, "SELECT * FROM main.results ORDER BY id");
-  }
-  {
-    const std::vector<ResultRow> rows = read_only_results(path, sc.sweep, 7);
-    ASSERT_FALSE(rows.empty());
-    bool saw_recompute_pin = false;
-    for (const ResultRow& row : rows) {
-      EXPECT_EQ(row.variant.pins.pass1_beside_recompute, GDN_PLAN_RULE) << row.variant.name;
-      EXPECT_FALSE(row.result.plan.pass1_beside_recompute.has_value()) << row.variant.name;
-      saw_recompute_pin |= row.variant.pins.recompute_cp_chunks == 16 && row.result.plan.recompute_cp_chunks == 16;
-    }
-    EXPECT_TRUE(saw_recompute_pin);
-  }
-  Database db = Database::open(path);
-  EXPECT_EQ(db.schema_version(), kSchemaVersion);
-  std::vector<std::string> variants_after = rows_text(db, "SELECT * FROM variants ORDER BY id");
-  std::vector<std::string> results_after = rows_text(db, "SELECT * FROM results ORDER BY id");
-  ASSERT_EQ(variants_after.size(), variants_before.size());
-  for (std::size_t i = 0; i < variants_after.size(); ++i) EXPECT_EQ(variants_after[i], variants_before[i] + "|-1");
-  ASSERT_EQ(results_after.size(), results_before.size());
-  for (std::size_t i = 0; i < results_after.size(); ++i) EXPECT_EQ(results_after[i], results_before[i] + "|");
-  EXPECT_TRUE(rows_text(db, "PRAGMA foreign_key_check").empty());
-  ResultsWriter w(db);
-  VariantRecord pinned = fused_variant("gdn_bwd_A_cp64+pb1", 64, 2, gdn::Pass::Backward);
-  pinned.config.roles = gdn::WarpRoles::ColumnWarps;
-  pinned.config.cp_segment_chunks = 64;
-  pinned.pins.pass1_beside_recompute = 1;
-  const std::int64_t v = w.register_variant(pinned);
-  ResultRecord r = passed(sc.sweep, v, sc.p[0], 0.5);
-  r.plan.cp_segment_chunks = 64;
-  r.plan.recompute_cp_chunks = 64;
-  r.plan.fixup_cols = 16;
-  r.plan.pass1_beside_recompute = 1;
-  insert(w, r);
-  ResultQuery q;
-  q.sweep_id = sc.sweep;
-  q.conditions.push_back({Field::PinPass1BesideRecompute, CompareOp::Eq, std::int64_t{1}});
-  const std::vector<ResultRow> back = query_results(db, q);
-  ASSERT_EQ(back.size(), 1u);
-  EXPECT_TRUE(gdn::same_pins(back[0].variant.pins, pinned.pins));
-  EXPECT_EQ(back[0].result.plan, r.plan);
-  EXPECT_EQ(std::get<std::int64_t>(field_value(back[0], Field::PlanPass1BesideRecompute)), 1);
-  EXPECT_THROW(db.exec("UPDATE variants SET pin_pass1_beside_recompute = 2 WHERE id = " + std::to_string(v)), DbError);
+  PinMigration m{.from = 7};
+  m.kept = fused_variant("gdn_bwd_A+rc16", 32, 2, gdn::Pass::Backward);
+  m.kept.pins.recompute_cp_chunks = 16;
+  m.kept_plan.recompute_cp_chunks = 16;
+  m.kept_plan.pass1_beside_recompute = 1;  // no column at version 7: not stored
+  m.pinned = backward_variant("gdn_bwd_A_cp64+pb1", gdn::WarpRoles::ColumnWarps, 64, 64);
+  m.pinned.pins.pass1_beside_recompute = 1;
+  m.pinned_plan.cp_segment_chunks = 64;
+  m.pinned_plan.recompute_cp_chunks = 64;
+  m.pinned_plan.fixup_cols = 16;
+  m.pinned_plan.pass1_beside_recompute = 1;
+  m.refused = "pass1_beside_recompute needs schema version 8, the file has 7";
+  m.pin = &gdn_launch_options::pass1_beside_recompute;
+  m.plan = &PlanRecord::pass1_beside_recompute;
+  m.pin_field = Field::PinPass1BesideRecompute;
+  m.plan_field = Field::PlanPass1BesideRecompute;
+  m.bad = 2;
+  check_pin_migration(m);
+}
+
+// Version 9: the fused backward's group sum beside it (kept at 8: the pass-1 pin).
+TEST(Database, MigratesVersion8AddingTheGroupSumBesidePinAndPlan) {
+  PinMigration m{.from = 8};
+  m.kept = backward_variant("gdn_bwd_P_cp64+pb1", gdn::WarpRoles::ProducerConsumer, 128, 64);
+  m.kept.pins.pass1_beside_recompute = 1;
+  m.kept_plan.pass1_beside_recompute = 1;
+  m.kept_plan.group_sum_beside = 1;  // no column at version 8: not stored
+  m.pinned = backward_variant("gdn_bwd_P_cp64+gb1", gdn::WarpRoles::ProducerConsumer, 128, 64);
+  m.pinned.pins.group_sum_beside = 1;
+  m.pinned_plan.cp_segment_chunks = 64;
+  m.pinned_plan.recompute_cp_chunks = 64;
+  m.pinned_plan.fixup_cols = 16;
+  m.pinned_plan.pass1_beside_recompute = 0;
+  m.pinned_plan.group_sum_beside = 1;
+  m.refused = "group_sum_beside needs schema version 9, the file has 8";
+  m.pin = &gdn_launch_options::group_sum_beside;
+  m.plan = &PlanRecord::group_sum_beside;
+  m.pin_field = Field::PinGroupSumBeside;
+  m.plan_field = Field::PlanGroupSumBeside;
+  m.bad = 2;
+  check_pin_migration(m);
 }
 
 TEST(Database, FreshAndMigratedDatabasesHaveTheSameSchema) {

@@ -267,7 +267,7 @@ TEST(ExportPlans, ASweepOfAnotherDatabaseOnTheSameKindOfDeviceMergesIn) {
 TEST_F(ExportTest, ReExportReplacesBothFiles) {
   export_dispatch(db, {.out_dir = out});
   const std::string first = read(out / kDispatchHeaderName);
-  const BucketChoice& c = select_winners(db, sc.sweep).buckets[0];
+  const BucketChoice c = select_winners(db, sc.sweep).buckets[0];  // a copy: the selection is a temporary
   set_override(db, sc.sweep, c.key, "gdn_fwd_C", "pinned for the test");
   export_dispatch(db, {.out_dir = out});
   const std::string second = read(out / kDispatchHeaderName);

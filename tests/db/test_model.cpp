@@ -91,7 +91,7 @@ TEST_F(ModelTest, BadConditionsNameTheField) {
 }
 
 TEST_F(ModelTest, FieldsAreListedParsedAndValued) {
-  EXPECT_EQ(all_fields().size(), static_cast<std::size_t>(Field::PlanPass1BesideRecompute) + 1);
+  EXPECT_EQ(all_fields().size(), static_cast<std::size_t>(Field::PlanGroupSumBeside) + 1);
   for (const FieldInfo& f : all_fields()) EXPECT_EQ(parse_field(f.name), f.field) << f.name;
   EXPECT_FALSE(parse_field("no_such_field").has_value());
   EXPECT_TRUE(field_info(Field::BlockV).is_config);

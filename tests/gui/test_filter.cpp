@@ -47,6 +47,9 @@ TEST(Filter, PlanColumnsByNameAndAlias) {
   EXPECT_EQ(std::get<std::int64_t>(beside.conditions[0].value), 1);
   EXPECT_EQ(beside.conditions[1].field, db::Field::PinPass1BesideRecompute);
   EXPECT_NE(filter_help().find("pass1_beside"), std::string::npos);
+  const ParsedFilter sum = parse_filter("group_sum_beside=0");
+  ASSERT_TRUE(sum.ok()) << sum.error;
+  EXPECT_EQ(sum.conditions[0].field, db::Field::PlanGroupSumBeside);
 }
 
 TEST(Filter, EmptyTextIsNoCondition) {

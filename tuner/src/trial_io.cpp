@@ -180,6 +180,7 @@ Message encode_output(const TrialOutput& o) {
   put_opt(m, "plan_local_heads", r.plan.local_heads);
   put_opt(m, "plan_recompute_cp", r.plan.recompute_cp_chunks);
   put_opt(m, "plan_pass1_beside", r.plan.pass1_beside_recompute);
+  put_opt(m, "plan_group_sum_beside", r.plan.group_sum_beside);
   m.set("samples", o.samples_ms);
   std::vector<double> t;
   for (const auto& s : o.pm_timeline) t.push_back(static_cast<double>(s.t_ns));
@@ -236,6 +237,7 @@ TrialOutput decode_output(const Message& m) {
   r.plan.local_heads = get_opt_int(m, "plan_local_heads");
   r.plan.recompute_cp_chunks = get_opt_int(m, "plan_recompute_cp");
   r.plan.pass1_beside_recompute = get_opt_int(m, "plan_pass1_beside");
+  r.plan.group_sum_beside = get_opt_int(m, "plan_group_sum_beside");
   o.samples_ms = m.nums("samples");
   const auto n = static_cast<std::size_t>(m.integer("pm_n"));
   o.pm_timeline.resize(n);

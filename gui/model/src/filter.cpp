@@ -21,7 +21,7 @@ constexpr std::pair<std::string_view, db::Field> kAliases[] = {
     {"overlap", db::Field::PlanPrepareOverlap}, {"split", db::Field::PlanPrepareSplitChunk},
     {"heads", db::Field::PlanPrepareHeads},     {"fixup", db::Field::PlanFixupCols},
     {"local_heads", db::Field::PlanLocalHeads}, {"recompute_cp", db::Field::PlanRecomputeCpChunks},
-    {"pass1_beside", db::Field::PlanPass1BesideRecompute},
+    {"pass1_beside", db::Field::PlanPass1BesideRecompute}, {"group_sum_beside", db::Field::PlanGroupSumBeside},
 };
 
 std::optional<db::Field> resolve_field(std::string_view name) {

@@ -28,6 +28,7 @@ bool shown_by_default(db::Field f) {
     case db::Field::PlanPrepareSplitChunk: case db::Field::PlanPrepareHeads:
     case db::Field::PlanFixupCols: case db::Field::PlanLocalHeads:
     case db::Field::PlanRecomputeCpChunks: case db::Field::PlanPass1BesideRecompute:
+    case db::Field::PlanGroupSumBeside:
       return true;
     default:
       return false;

@@ -35,7 +35,9 @@
 //                                             in the first half of each plane
 //   ready     [max_chunks, Hv] + 1   int     the chain's per-chunk counts when the local
 //                                             kernel runs beside it (ChainParams::ready), then
-//                                             the local kernel's queue (LocalParams::queue)
+//                                             the local kernel's queue (LocalParams::queue); or
+//                                             the fused kernel's published counts and the queue
+//                                             of the group sum beside it
 #pragma once
 
 #include "forward/params.cuh"

@@ -5,6 +5,7 @@
 #include "bwd_run.cuh"
 #include "chain_inputs.cuh"
 #include "fused_bwd.cuh"
+#include "group_sum_beside.cuh"
 #include "gdn/launch_plan.hpp"
 #include "forward/kernels.cuh"
 #include "forward/tensor_maps.cuh"
@@ -30,7 +31,8 @@ struct BwdWorkspace {
            *dvin16 = nullptr, *xq16 = nullptr;
   float *dq_h = nullptr, *dk_h = nullptr;
   // The chain's counts [max_chunks, Hv], then the local kernel's queue: zeroed together
-  // (ready_bytes) when the local kernel runs beside the chain.
+  // (ready_bytes) when the local kernel runs beside the chain; or the fused kernel's counts
+  // and the group sum's queue when that runs beside the fused kernel.
   int* ready = nullptr;
   unsigned* queue = nullptr;
   size_t ready_bytes = 0;
@@ -336,6 +338,28 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     fb.dg = a.dg;
     fb.dbeta = a.dbeta;
     const int64_t items = cp > 0 ? w.cp_bufs.max_segs : d.num_seqs;
+    // The group sum beside the kernel (the plan's group_sum_beside): the kernel publishes each
+    // chunk's parts in the counts (w.ready; the grid's queue after them), zeroed first. Its
+    // queue walks every item's chunks up to the segment length (CP) or the chunk table's size.
+    GroupSumBesideParams gs{};
+    gs.d = d;
+    gs.segs = cp > 0 ? w.cp_bufs.segs : nullptr;
+    gs.chunk_first = w.chunk_first;
+    gs.table = w.table;
+    gs.items = items;
+    gs.max_item_chunks = cp > 0 ? cp : d.max_chunks;
+    gs.published = w.ready;
+    gs.queue = w.queue;
+    gs.dq_h = w.dq_h;
+    gs.dk_h = w.dk_h;
+    gs.dq = a.dq;
+    gs.dk = a.dk;
+    const bool sum_beside = plan.group_sum_beside && d.group > 1 && d.Ttot > 0 &&
+                            group_sum_beside_fits(gs, plan.group_sum_ctas);
+    if (sum_beside && err == cudaSuccess) {
+      err = cudaMemsetAsync(w.ready, 0, w.ready_bytes, s);
+      fb.published = w.ready;
+    }
     if (err == cudaSuccess && d.Ttot > 0) {
       err = fused::encode_rows16_map(&fb.tmap_s, w.states16, d.max_chunks * d.Hv * kV, kK, kV, d.in_bf16);
       if (err == cudaSuccess) err = launch_fused_bwd(fb, items, s);
@@ -344,7 +368,11 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
       // is each sequence's dht; the column-warp chain writes it as it does for its variants.
       err = launch_dstate_chain(cp_params, chain_roles, chain_bv, items, s);
     }
-    if (d.group > 1 && err == cudaSuccess) err = launch_dq_dk_group_sum(d, 1, true, a, w, s);
+    if (sum_beside && err == cudaSuccess) {
+      err = launch_group_sum_beside(gs, plan.group_sum_ctas, s);
+    } else if (d.group > 1 && err == cudaSuccess) {
+      err = launch_dq_dk_group_sum(d, 1, true, a, w, s);
+    }
     if (err == cudaSuccess) err = launch_short_chunk_repair(short_chunk_params(d, a, w), s);
     return err == cudaSuccess ? GDN_OK : GDN_ERROR_CUDA;
   }

@@ -1,5 +1,6 @@
 // The fused backward kernel (see fused_bwd.cuh): the producer, the roles' dispatch and the
 // launch.
+#include "arch/grid_dependency.cuh"
 #include "arch/launch_smem.cuh"
 #include "arch/named_barrier.cuh"
 #include "arch/tma.cuh"
@@ -30,11 +31,25 @@ __device__ __forceinline__ void prefetch_chunk(const FusedBwdParams& p, int64_t 
   fused::bulk_prefetch(p.c.gate_ef + int64_t(pair) * (3 * kC), static_cast<uint32_t>(FusedSmem::kGateBytes));
 }
 
+// Beside the group sum (FusedBwdParams::published): chunk c's dq and dk parts, whose stores
+// every math warp issued before arriving on a release this thread has waited for (the
+// arrival releases them to the CTA), made visible to the GPU (the fence is cumulative), then
+// its count for v-head h raised to one.
+__device__ __forceinline__ void publish_chunk(const FusedBwdParams& p, int64_t c, int h) {
+  __threadfence();
+  atomicAdd(p.published + c * p.c.d.Hv + h, 1);
+}
+
 // The producer thread: chunk it of the item (walked from its last chunk) into the single input
 // buffer, group by group: A (q, v, dO as two 64-column boxes each, S^T as two 128-row boxes of
 // 64 columns) once every math warp has released chunk it - 1's group A, then B (k of the
 // v-head's q/k head, T, e/f/beta) once they have released its group B; then the next chunk's
-// prefetch into L2.
+// prefetch into L2. Beside the group sum it also publishes chunk it - 2: the local warps store
+// a chunk's dq before they release its group A, the chain warps its dk after they release its
+// group B and before they release the next chunk's group A, so chunk it - 1's releases cover
+// chunk it - 2's parts. After the loop it waits for the last chunk's group A and publishes the
+// chunk before it; the last chunk (the item's first) no release covers: the group sum waits
+// for this grid's completion for it (group_sum_beside.cuh).
 __device__ __forceinline__ void produce_chunks(const FusedBwdParams& p, const FusedSmem& sm) {
   ChainItem ch;
   chain_item(p.c, kV, ch);
@@ -66,7 +81,12 @@ __device__ __forceinline__ void produce_chunks(const FusedBwdParams& p, const Fu
     fused::tma_load_2d(sm.t().p, &p.c.tmap_t, 0, pair * kC, bar);
     fused::bulk_load(sm.gate(), p.c.gate_ef + int64_t(pair) * (3 * kC),
                      static_cast<uint32_t>(FusedSmem::kGateBytes), bar);
+    if (p.published && it >= 2) publish_chunk(p, c + 2, h);
     if (c - 1 >= first) prefetch_chunk(p, c - 1, h, hk);
+  }
+  if (p.published && last - first >= 2) {
+    fused::mbarrier_wait_parity(sm.empty_a(), static_cast<uint32_t>((last - first - 1) % 2));
+    publish_chunk(p, first + 1, h);
   }
 }
 
@@ -81,6 +101,9 @@ __device__ __forceinline__ int cta_thread() {
 template <class Elem>
 __global__ void __launch_bounds__(kFusedThreads, 1)
     fused_bwd_kernel(const __grid_constant__ FusedBwdParams p) {
+  // Beside the group sum: it may launch once every CTA of this grid runs, so that the chunks
+  // it waits for always come (grid_dependency.cuh).
+  if (p.published) allow_dependents_to_launch();
   {
     ChainItem ch;  // each role forms its own after the split (its fields would hold registers)
     if (!chain_item(p.c, kV, ch)) return;

@@ -205,6 +205,12 @@ struct FusedBwdParams {
   void* dk_h;
   float* dg;
   void* dbeta;
+  // Beside the group sum (BackwardPlan::group_sum_beside; null: the group sum follows the
+  // kernel): [max_chunks, Hv] counts, zero before the launch; the CTA of (item, v-head h)
+  // raises (chunk, h)'s to one once its dq and dk parts of the chunk are visible to the GPU
+  // (every chunk but the item's first, which the group sum takes after this grid completes),
+  // and every CTA lets the group sum launch as soon as it runs.
+  int* published;
 };
 
 // A math warpgroup's thread: its item (formed after the role split: ChainItem's fields, kept

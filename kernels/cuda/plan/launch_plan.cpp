@@ -219,6 +219,26 @@ bool pass1_beside_rule(const KernelConfig& c, int pin) {
   return pin == 1;
 }
 
+bool fused_backward_kernel(const KernelConfig& c) {
+  return c.pass == Pass::Backward && c.family == Family::Fused && c.roles == WarpRoles::ProducerConsumer;
+}
+
+// The group sum beside the fused backward kernel (backward/group_sum_beside.cuh): the fused
+// kernel publishes each chunk's dq and dk parts and a persistent grid sums them over the group
+// on the SMs the kernel leaves, while they are in L2, instead of a launch that reads them back
+// from HBM after it (0.26 ms of 4.2 at 16/32 heads, 1 x 32768 tokens on an H100, where the
+// fused kernel's 64 CTAs leave 68 SMs idle). Only with groups (Hv > Hk). The grid: four
+// 256-thread CTAs per SM the fused CTAs (items x Hv, one per SM) leave, at least four (a fused
+// grid of more CTAs than SMs launches it once its last CTAs run). The rule keeps the group-sum
+// launch until a sweep of the pin ("gb") measures where the grid beside wins.
+constexpr int kGroupSumCtasPerSm = 4;
+int group_sum_grid(const KernelConfig& c, const PlanShape& s, const PlanDevice& d) {
+  const std::int64_t cp = c.cp_segment_chunks;
+  const std::int64_t items = cp > 0 ? std::max(s.num_seqs, (s.max_chunks + cp - 1) / cp) : s.num_seqs;
+  const std::int64_t free_sms = std::max<std::int64_t>(1, d.sm_count - items * s.hv);
+  return static_cast<int>(kGroupSumCtasPerSm * free_sms);
+}
+
 bool takes(const PlanField& f, int value) {
   return std::find(f.values.begin(), f.values.end(), value) != f.values.end();
 }
@@ -304,6 +324,10 @@ BackwardPlan plan_backward(const KernelConfig& c, const PlanShape& s, const Plan
   plan.local_heads = local_pin != GDN_PLAN_RULE ? local_pin : local_heads_rule(s, d);
   plan.pass1_beside_recompute =
       pass1_beside_rule(c, pin_of(pins, &gdn_launch_options::pass1_beside_recompute));
+  const bool groups = s.hk > 0 && s.hv > s.hk;
+  plan.group_sum_beside = fused_backward_kernel(c) && groups &&
+                          pin_of(pins, &gdn_launch_options::group_sum_beside) == 1;
+  plan.group_sum_ctas = plan.group_sum_beside ? group_sum_grid(c, s, d) : 0;
   return plan;
 }
 
@@ -383,6 +407,7 @@ bool plan_field_applies(const KernelConfig& c, const PlanField& field) {
     return chunked_backward && c.roles != WarpRoles::ProducerConsumer;
   if (field.member == &gdn_launch_options::recompute_cp_chunks) return chunked_backward && !cp;
   if (field.member == &gdn_launch_options::pass1_beside_recompute) return wgmma_chain_with_cp(c);
+  if (field.member == &gdn_launch_options::group_sum_beside) return fused_backward_kernel(c);
   return false;
 }
 

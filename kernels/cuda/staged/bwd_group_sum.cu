@@ -5,65 +5,30 @@
 // A thread takes eight consecutive columns of one (token, q/k head) row: 16-byte loads (two of
 // fp32 parts) and 16-byte stores. Bandwidth-bound only so: with a 2-byte load per thread the
 // 16-bit parts' sum took longer than the fp32 parts' 4-byte one.
-#include "arch/mma.cuh"
+#include "staged/group_sum_row.cuh"
 #include "staged/kernels.cuh"
 
 namespace gdn::staged {
 namespace {
 
-constexpr int kCols = 8;  // columns per thread
-
-template <class Elem>
-__device__ __forceinline__ void add_part(const float* part, int64_t i, bool parts16, float (&acc)[kCols]) {
-  using Ops = fused::ElemOps<Elem>;
-  if (parts16) {
-    const uint4 u = *reinterpret_cast<const uint4*>(reinterpret_cast<const Elem*>(part) + i);
-    const uint32_t w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const float2 x = Ops::unpack(w[j]);
-      acc[2 * j] += x.x, acc[2 * j + 1] += x.y;
-    }
-  } else {
-    const float4 a = *reinterpret_cast<const float4*>(part + i);
-    const float4 b = *reinterpret_cast<const float4*>(part + i + 4);
-    acc[0] += a.x, acc[1] += a.y, acc[2] += a.z, acc[3] += a.w;
-    acc[4] += b.x, acc[5] += b.y, acc[6] += b.z, acc[7] += b.w;
-  }
-}
-
-template <class Elem>
-__device__ __forceinline__ void store8(void* out, int64_t i, const float (&x)[kCols]) {
-  using Ops = fused::ElemOps<Elem>;
-  *reinterpret_cast<uint4*>(static_cast<Elem*>(out) + i) =
-      make_uint4(Ops::pack(x[0], x[1]), Ops::pack(x[2], x[3]), Ops::pack(x[4], x[5]), Ops::pack(x[6], x[7]));
-}
-
 template <class Elem>
 __global__ void group_sum_kernel(BwdParams p) {
   const Dims& d = p.f.d;
-  const int64_t total = d.Ttot * d.Hk * (kK / kCols);
+  constexpr int kSteps = kK / kGroupSumCols;  // per row
+  const int64_t total = d.Ttot * d.Hk * kSteps;
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
        e += int64_t(gridDim.x) * blockDim.x) {
-    const int c = static_cast<int>(e % (kK / kCols)) * kCols;
-    const int64_t tk = e / (kK / kCols);  // t * Hk + kh
-    const int kh = static_cast<int>(tk % d.Hk);
-    const int64_t t = tk / d.Hk;
-    const int64_t src = (t * d.Hv + int64_t(kh) * d.group) * kK + c;
-    float sq[kCols] = {}, sk[kCols] = {};
-    for (int g = 0; g < d.group; ++g) {
-      add_part<Elem>(p.dq_h, src + int64_t(g) * kK, p.parts16, sq);
-      add_part<Elem>(p.dk_h, src + int64_t(g) * kK, p.parts16, sk);
-    }
-    store8<Elem>(p.dq, tk * kK + c, sq);
-    store8<Elem>(p.dk, tk * kK + c, sk);
+    const int c = static_cast<int>(e % kSteps) * kGroupSumCols;
+    const int64_t tk = e / kSteps;  // t * Hk + kh
+    sum_group_row8<Elem>(d, p.dq_h, p.dk_h, p.parts16, p.dq, p.dk, tk / d.Hk,
+                         static_cast<int>(tk % d.Hk), c);
   }
 }
 
 }  // namespace
 
 cudaError_t launch_group_sum(const BwdParams& p, cudaStream_t stream) {
-  const int64_t total = p.f.d.Ttot * p.f.d.Hk * (kK / kCols);
+  const int64_t total = p.f.d.Ttot * p.f.d.Hk * (kK / kGroupSumCols);
   if (total == 0) return cudaSuccess;
   const int threads = 256;
   const int64_t want = (total + threads - 1) / threads;

@@ -102,6 +102,10 @@ typedef struct gdn_launch_options {
                                before the forward recompute's state loop, which runs beside it
                                on the SMs it leaves (neither reads what the other writes);
                                0 = after it */
+  int32_t group_sum_beside; /* backward, fused kernel, Hv > Hk: 1 = dq and dk summed over each
+                               q/k head's value heads by a grid beside the fused kernel, on the
+                               SMs it leaves, chunk by chunk as the kernel publishes them;
+                               0 = by a launch after it */
 } gdn_launch_options;
 
 /* Every field GDN_PLAN_RULE. */

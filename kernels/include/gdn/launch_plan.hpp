@@ -73,6 +73,9 @@ struct BackwardPlan {
   bool pass1_beside_recompute = false;  // CP, the wgmma chain (column-warp or fused kernel):
                                         // the chain's pass 1 launches first and the
                                         // recompute's state loop beside it
+  bool group_sum_beside = false;  // the fused kernel, Hv > Hk: dq, dk summed over the group by
+                                  // a grid beside it instead of a launch after it
+  int group_sum_ctas = 0;         // that grid's CTAs (0 when there is none)
   friend bool operator==(const BackwardPlan&, const BackwardPlan&) = default;
 };
 
@@ -87,8 +90,8 @@ BackwardPlan plan_backward(const KernelConfig& c, const PlanShape& s, const Plan
 
 inline constexpr gdn_launch_options kRulePins{GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE,
                                               GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE,
-                                              GDN_PLAN_RULE, GDN_PLAN_RULE};
-static_assert(sizeof(gdn_launch_options) == 8 * sizeof(std::int32_t),
+                                              GDN_PLAN_RULE, GDN_PLAN_RULE, GDN_PLAN_RULE};
+static_assert(sizeof(gdn_launch_options) == 9 * sizeof(std::int32_t),
               "kRulePins and kPlanFields list every field of gdn_launch_options");
 
 // The pinnable fields, in gdn_launch_options order: the lab's plan dimensions, the database's
@@ -107,7 +110,7 @@ inline constexpr int kHeads[] = {1, 2, 3, 4, 5, 6, 7, 8};
 inline constexpr int kFixupCols[] = {8, 16, 32};
 inline constexpr int kRecomputeCp[] = {0, 16, 32, 64, 128};  // ascending: [1] is the shortest
 }  // namespace plan_values
-inline constexpr std::array<PlanField, 8> kPlanFields{{
+inline constexpr std::array<PlanField, 9> kPlanFields{{
     {"prepare_overlap", "ov", &gdn_launch_options::prepare_overlap, plan_values::kOverlap,
      "0 (after the prepare kernel), 1 (shared SMs) or 2 (SMs of its own)"},
     {"cp_first_segment", "fs", &gdn_launch_options::cp_first_segment, plan_values::kOnOff,
@@ -124,6 +127,8 @@ inline constexpr std::array<PlanField, 8> kPlanFields{{
      "0 (no CP), 16, 32, 64 or 128 (chunks per segment of the backward's forward recompute)"},
     {"pass1_beside_recompute", "pb", &gdn_launch_options::pass1_beside_recompute, plan_values::kOnOff,
      "0 or 1 (the backward's CP pass 1 before the forward recompute's state loop, beside it)"},
+    {"group_sum_beside", "gb", &gdn_launch_options::group_sum_beside, plan_values::kOnOff,
+     "0 or 1 (the fused backward's group sum beside it)"},
 }};
 const PlanField* find_plan_field(std::string_view name);
 

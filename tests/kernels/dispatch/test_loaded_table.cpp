@@ -170,6 +170,7 @@ TEST_F(LoadedTable, BadFilesAreRefusedByNameAndTheTableInForceStays) {
       {smoke_with("\"plan\": {}", "\"plan\": {\"fixup_cols\": 12}"), "entry 0: field 'plan': fixup_cols: expected GDN_PLAN_RULE (-1) or 8, 16 or 32"},
       {smoke_with("\"plan\": {}", "\"plan\": {\"recompute_cp_chunks\": 24}"), "entry 0: field 'plan': recompute_cp_chunks: expected GDN_PLAN_RULE (-1) or 0 (no CP), 16, 32, 64 or 128"},
       {smoke_with("\"plan\": {}", "\"plan\": {\"pass1_beside_recompute\": 2}"), "entry 0: field 'plan': pass1_beside_recompute: expected GDN_PLAN_RULE (-1) or 0 or 1"},
+      {smoke_with("\"plan\": {}", "\"plan\": {\"group_sum_beside\": 7}"), "entry 0: field 'plan': group_sum_beside: expected GDN_PLAN_RULE (-1) or 0 or 1"},
       {smoke_with("\"plan\": {}", "\"plan\": {\"prepare_heads\": 7}"), "prepare_heads: expected a divisor of Hv / Hk"},
       {smoke_with("\"entries\": [", "\"entries\": [], \"was\": ["), "field 'entries': the table has no entry"},
   };

@@ -104,6 +104,7 @@ TEST(EntryPoints, RejectInvalidLaunchOptions) {
       {&gdn_launch_options::local_heads, 9, "local_heads", "1 to 8"},
       {&gdn_launch_options::recompute_cp_chunks, 24, "recompute_cp_chunks", "0 (no CP), 16, 32, 64 or 128"},
       {&gdn_launch_options::pass1_beside_recompute, 2, "pass1_beside_recompute", "0 or 1"},
+      {&gdn_launch_options::group_sum_beside, -2, "group_sum_beside", "0 or 1"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -154,6 +155,7 @@ TEST(EntryPoints, LaunchOptionsInitIsTheRule) {
   EXPECT_EQ(o.local_heads, GDN_PLAN_RULE);
   EXPECT_EQ(o.recompute_cp_chunks, GDN_PLAN_RULE);
   EXPECT_EQ(o.pass1_beside_recompute, GDN_PLAN_RULE);
+  EXPECT_EQ(o.group_sum_beside, GDN_PLAN_RULE);
   const gdn_problem p = valid_batched_problem();
   EXPECT_EQ(gdn_validate_fwd(&p, nullptr), GDN_ERROR_INVALID_ARGUMENT);
   gdn_fwd_args fwd = valid_fwd_args();

@@ -159,8 +159,10 @@ TEST(Space, PlanAxesOfTheWgmmaChainWithCpSweepItsPass1BesideTheRecompute) {
   for (const char* s : {"+pb0", "+pb1", "+fx16", "+lh2"}) EXPECT_EQ(suffixes.count(s), 1u) << s;
   c.roles = gdn::WarpRoles::ProducerConsumer;
   c.block_v = 128;
-  EXPECT_EQ(plan_candidates(c, "axes").size(), 1u + 8 + 3 + 2);
+  // The fused kernel: its group sum beside it too (gb0, gb1), with CP or without.
+  EXPECT_EQ(plan_candidates(c, "axes").size(), 1u + 8 + 3 + 2 + 2);
   c.cp_segment_chunks = 0;
+  EXPECT_EQ(plan_candidates(c, "axes").size(), 1u + 8 + 3 + 5 + 2);
   for (const auto& pins : plan_candidates(c, "axes"))
     EXPECT_EQ(pins.pass1_beside_recompute, GDN_PLAN_RULE) << gdn::pins_suffix(pins);
 }

@@ -101,6 +101,7 @@ TEST(TrialIo, OutputRoundTripKeepsNullsAndTimeline) {
   o.result.plan.local_heads = 2;
   o.result.plan.recompute_cp_chunks = 64;
   o.result.plan.pass1_beside_recompute = 1;
+  o.result.plan.group_sum_beside = 0;
   const auto b = decode_output(wire::decode(wire::encode(encode_output(o))));
   EXPECT_EQ(b.result.plan, o.result.plan);
   EXPECT_FALSE(b.result.plan.fixup_cols.has_value());

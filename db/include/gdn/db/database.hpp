@@ -27,7 +27,9 @@ inline constexpr std::int32_t kApplicationId = 0x67646E6C;
 //      forward recompute in CP segments of its own)
 //   8: variants.pin_pass1_beside_recompute and results.plan_pass1_beside_recompute (the
 //      backward's CP pass 1 beside the forward recompute's state loop)
-inline constexpr int kSchemaVersion = 8;
+//   9: variants.pin_group_sum_beside and results.plan_group_sum_beside (the fused backward's
+//      group sum beside it)
+inline constexpr int kSchemaVersion = 9;
 // The oldest schema version a read-only open reads as it is: the migrations after it widened
 // a CHECK and added an override column that readers of older files take as -1 (any), so every
 // table and column a reader needs is there. Older files are DbError::NeedsMigration when

@@ -48,7 +48,7 @@ enum class Field : std::uint8_t {
   // variant (config and plan pins: the sweep's dimensions)
   VariantName, Pass, Family, BlockV, Stages, Roles, CpSegmentChunks, PinPrepareOverlap,
   PinCpFirstSegment, PinPrepareSplit, PinPrepareHeads, PinFixupCols, PinLocalHeads,
-  PinRecomputeCpChunks, PinPass1BesideRecompute,
+  PinRecomputeCpChunks, PinPass1BesideRecompute, PinGroupSumBeside,
   // problem
   ShapeSet, RowIndex, HQk, HV, K, V, DType, Batch, NumSeqs, TotalTokens, MaxSeqlen,
   // result
@@ -58,7 +58,7 @@ enum class Field : std::uint8_t {
   // the launch plan the result ran with
   PlanCpSegmentChunks, PlanPrepareOverlap, PlanFirstSegment, PlanPrepareSplitChunk,
   PlanPrepareHeads, PlanTailPrepareHeads, PlanFixupCols, PlanBlockV, PlanLocalHeads,
-  PlanRecomputeCpChunks, PlanPass1BesideRecompute,
+  PlanRecomputeCpChunks, PlanPass1BesideRecompute, PlanGroupSumBeside,
 };
 enum class FieldKind : std::uint8_t { Integer, Real, Text };
 struct FieldInfo {

@@ -100,6 +100,7 @@ struct PlanRecord {
   std::optional<int> local_heads;          // the backward's value heads per local-gradient CTA
   std::optional<int> recompute_cp_chunks;  // the backward's forward recompute's CP segment; 0: none
   std::optional<int> pass1_beside_recompute;  // the backward's CP pass 1 beside the recompute: 0, 1
+  std::optional<int> group_sum_beside;  // the backward's group sum beside the fused kernel: 0, 1
   friend bool operator==(const PlanRecord&, const PlanRecord&) = default;
 };
 inline PlanRecord plan_record(const gdn::ForwardPlan& p) {
@@ -122,6 +123,7 @@ inline PlanRecord plan_record(const gdn::BackwardPlan& p) {
   r.local_heads = p.local_heads;
   r.recompute_cp_chunks = p.recompute_cp_chunks;
   if (p.cp_segment_chunks > 0) r.pass1_beside_recompute = p.pass1_beside_recompute ? 1 : 0;
+  r.group_sum_beside = p.group_sum_beside ? 1 : 0;
   return r;
 }
 

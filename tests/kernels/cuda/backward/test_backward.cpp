@@ -286,15 +286,17 @@ TEST_F(Backward, TrainingForwardsSavedBlockServesEveryVariant) {
   worst.print("TrainingForwardsSavedBlockServesEveryVariant");
 }
 
-// The reverse chain's CP pass 1 launched before the forward recompute's state loop, which runs
-// beside it (the launch plan's pass1_beside_recompute), against the order of the rule (pass 1
-// after the loop): the same kernels on the same inputs, so the same bits, with the recompute's
-// own CP pass 1 and fix-up before them and with a training forward's saved block (no recompute
-// pass 1). Packed sequences of uneven lengths, several segments each for the shorter segment
-// lengths (the state loop then takes more than one wave beside pass 1), h0 and dht, a group of
-// two value heads; every variant with that pass 1 (the wgmma chain with CP), against the
-// float64 oracle too, and a rerun bit-identical.
-TEST_F(Backward, Pass1BesideTheRecomputeGivesTheBitsOfPass1AfterIt) {
+// The launch plan's overlaps of the backward, against the serial order of the rules: the
+// reverse chain's CP pass 1 launched before the forward recompute's state loop, which runs
+// beside it (pass1_beside_recompute: the wgmma chain with CP), and dq, dk summed over each
+// group by a grid beside the fused kernel as it publishes its chunks (group_sum_beside: the
+// fused kernel). The same kernels and sums on the same inputs, so the same bits, with the
+// recompute's own CP pass 1 and fix-up before them and with a training forward's saved block.
+// Packed sequences of uneven lengths (one of a single chunk: the group sum takes it after the
+// fused grid), several segments each for the shorter segment lengths, h0 and dht, a group of
+// two value heads; every variant with such an overlap, every combination of its pins, against
+// the float64 oracle too, and a rerun bit-identical.
+TEST_F(Backward, OverlapPinsGiveTheBitsOfTheSerialOrder) {
   const uint64_t seed = test_seed();
   SCOPED_TRACE(seed_note(seed));
   WorstErrors worst;
@@ -303,42 +305,53 @@ TEST_F(Backward, Pass1BesideTheRecomputeGivesTheBitsOfPass1AfterIt) {
   const RandomCase c = make_random_case(shape, derive_seed(seed, 0), {});
   const ref::BwdOutputs r = ref::oracle_backward(c.shape, c.inputs, c.grads);
   const DeviceCase dc(c, true);
-  const PlanField& field = *find_plan_field("pass1_beside_recompute");
-  std::vector<const Variant*> with_pass1;
+  const PlanField& pass1 = *find_plan_field("pass1_beside_recompute");
+  const PlanField& group_sum = *find_plan_field("group_sum_beside");
+  std::vector<const Variant*> overlapping;
   for (const Variant* v : variants_)
-    if (plan_field_applies(v->config(), field)) with_pass1.push_back(v);
-  if (with_pass1.empty()) GTEST_SKIP() << "this build registers no wgmma-chain backward variant with CP";
+    if (plan_field_applies(v->config(), pass1) || plan_field_applies(v->config(), group_sum))
+      overlapping.push_back(v);
+  if (overlapping.empty()) GTEST_SKIP() << "this build registers no backward variant with an overlap pin";
   const Variant* forward = nullptr;
   for (const Variant* f : variants_of(Pass::Forward))
     if (f->config().family == Family::Fused && forward == nullptr) forward = f;
   ASSERT_NE(forward, nullptr) << "no fused forward variant registered";
-  for (const Variant* v : with_pass1) {
+  for (const Variant* v : overlapping) {
     const int cp = v->config().cp_segment_chunks;
+    const bool has_pass1 = plan_field_applies(v->config(), pass1);
+    const bool has_group_sum = plan_field_applies(v->config(), group_sum);
     const SavedBlock block(dc, cp);
     ASSERT_EQ(run_forward(*forward, dc, nullptr, &block.desc).status, GDN_OK);
     for (const gdn_saved* saved : {static_cast<const gdn_saved*>(nullptr), &block.desc}) {
       const std::string mode = saved ? "training mode" : "recompute";
       SCOPED_TRACE(v->name() + ", " + mode + ", on " + describe(c.shape));
       gdn_launch_options pins = kRulePins;
-      RunOptions opt{.want_dh0 = true, .pins = &pins, .saved = saved};
-      pins.pass1_beside_recompute = 0;
-      const BwdRun after = run_backward(*v, dc, opt);
-      pins.pass1_beside_recompute = 1;
-      const BwdRun beside = run_backward(*v, dc, opt);
-      const BwdRun again = run_backward(*v, dc, opt);
-      ASSERT_EQ(after.status, GDN_OK);
-      ASSERT_EQ(beside.status, GDN_OK);
-      ASSERT_EQ(again.status, GDN_OK);
-      const CheckReport rep = check_backward(c, r, beside.out);
-      EXPECT_TRUE(rep.passed()) << rep.summary();
-      worst.note(rep, v->name() + " pb1, " + mode);
-      EXPECT_TRUE(same_bits(beside.out, after.out)) << "pass 1 beside the recompute changed the gradients";
-      EXPECT_TRUE(same_bits(beside.out, again.out)) << "rerun differs: not deterministic";
-      std::printf("  %s, %s: pass 1 after the recompute %.3f ms, beside it %.3f ms\n", v->name().c_str(),
-                  mode.c_str(), after.elapsed_ms, again.elapsed_ms);
+      pins.pass1_beside_recompute = has_pass1 ? 0 : GDN_PLAN_RULE;
+      pins.group_sum_beside = has_group_sum ? 0 : GDN_PLAN_RULE;
+      const RunOptions opt{.want_dh0 = true, .pins = &pins, .saved = saved};
+      const BwdRun serial = run_backward(*v, dc, opt);
+      ASSERT_EQ(serial.status, GDN_OK);
+      for (int combo = 1; combo < 4; ++combo) {
+        const bool beside_pass1 = combo & 1, beside_sum = combo & 2;
+        if ((beside_pass1 && !has_pass1) || (beside_sum && !has_group_sum)) continue;
+        pins.pass1_beside_recompute = has_pass1 ? int(beside_pass1) : GDN_PLAN_RULE;
+        pins.group_sum_beside = has_group_sum ? int(beside_sum) : GDN_PLAN_RULE;
+        SCOPED_TRACE(pins_suffix(pins));
+        const BwdRun got = run_backward(*v, dc, opt);
+        const BwdRun again = run_backward(*v, dc, opt);
+        ASSERT_EQ(got.status, GDN_OK);
+        ASSERT_EQ(again.status, GDN_OK);
+        const CheckReport rep = check_backward(c, r, got.out);
+        EXPECT_TRUE(rep.passed()) << rep.summary();
+        worst.note(rep, v->name() + pins_suffix(pins) + ", " + mode);
+        EXPECT_TRUE(same_bits(got.out, serial.out)) << "the overlap changed the gradients";
+        EXPECT_TRUE(same_bits(got.out, again.out)) << "rerun differs: not deterministic";
+        std::printf("  %s%s, %s: %.3f ms, serial %.3f ms\n", v->name().c_str(), pins_suffix(pins).c_str(),
+                    mode.c_str(), again.elapsed_ms, serial.elapsed_ms);
+      }
     }
   }
-  worst.print("Pass1BesideTheRecomputeGivesTheBitsOfPass1AfterIt");
+  worst.print("OverlapPinsGiveTheBitsOfTheSerialOrder");
 }
 
 // Gates and write strengths at their extremes: beta exactly 0 and 1 on every third token each,

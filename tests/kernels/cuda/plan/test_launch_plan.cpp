@@ -392,6 +392,49 @@ TEST(LaunchPlan, Pass1BesideTheRecomputeOnlyWhereTheWgmmaChainRunsCp) {
   }
 }
 
+// The group sum beside the fused backward kernel: only the fused kernel (producer-consumer
+// roles), only with groups (Hv > Hk); the rule keeps the group-sum launch; pinned on, the grid
+// is four CTAs per SM the fused CTAs (items x Hv) leave, at least four.
+TEST(LaunchPlan, GroupSumBesideTheFusedKernelOnlyWithGroups) {
+  KernelConfig c;
+  c.pass = Pass::Backward;
+  c.family = Family::Fused;
+  c.roles = WarpRoles::ProducerConsumer;
+  c.block_v = 128;
+  c.cp_segment_chunks = 128;
+  const gdn_launch_options on = pin(&gdn_launch_options::group_sum_beside, 1);
+  const gdn_launch_options off = pin(&gdn_launch_options::group_sum_beside, 0);
+  const auto plan = [](const KernelConfig& k, const PlanShape& s, const gdn_launch_options& pins) {
+    return plan_backward(k, s, PlanDevice{132}, &pins);
+  };
+  // 16/32 heads, 1 x 32768 tokens in 128-chunk segments: 4 x 32 fused CTAs leave 4 SMs.
+  EXPECT_FALSE(plan(c, PlanShape{1, 512, 32, 16, 512}, kRulePins).group_sum_beside);
+  EXPECT_EQ(plan(c, PlanShape{1, 512, 32, 16, 512}, kRulePins).group_sum_ctas, 0);
+  EXPECT_FALSE(plan(c, PlanShape{1, 512, 32, 16, 512}, off).group_sum_beside);
+  const BackwardPlan beside = plan(c, PlanShape{1, 512, 32, 16, 512}, on);
+  EXPECT_TRUE(beside.group_sum_beside);
+  EXPECT_EQ(beside.group_sum_ctas, 4 * (132 - 4 * 32));
+  // 8/16 at 1 x 32768: 4 x 16 CTAs leave 68 SMs; without CP, one sequence: 116.
+  EXPECT_EQ(plan(c, PlanShape{1, 512, 16, 8, 512}, on).group_sum_ctas, 4 * 68);
+  KernelConfig unsplit = c;
+  unsplit.cp_segment_chunks = 0;
+  EXPECT_EQ(plan(unsplit, PlanShape{1, 512, 16, 8, 512}, on).group_sum_ctas, 4 * 116);
+  // More fused CTAs than SMs (16/32 at 8 x 4096 unsplit: 256): four CTAs.
+  EXPECT_EQ(plan(unsplit, PlanShape{8, 512, 32, 16, 64}, on).group_sum_ctas, 4);
+  // One value head per q/k head: no group sum at all.
+  EXPECT_FALSE(plan(c, PlanShape{1, 512, 16, 16, 512}, on).group_sum_beside);
+  // Only the fused kernel publishes its chunks.
+  const PlanField& field = *find_plan_field("group_sum_beside");
+  EXPECT_TRUE(plan_field_applies(c, field));
+  EXPECT_TRUE(plan_field_applies(unsplit, field));
+  KernelConfig chain = c;
+  chain.roles = WarpRoles::ColumnWarps;
+  chain.block_v = 64;
+  EXPECT_FALSE(plan(chain, PlanShape{1, 512, 32, 16, 512}, on).group_sum_beside);
+  EXPECT_FALSE(plan_field_applies(chain, field));
+  EXPECT_FALSE(plan_field_applies(column_warps(64, 64), field));
+}
+
 // The segment choice the default selection and the recompute share: the longest filling
 // segment, else the shortest that splits, else off (or the only value there is).
 TEST(LaunchPlan, SegmentFillingSlots) {
@@ -450,14 +493,16 @@ TEST(LaunchPins, SuffixRoundTripsAndNamesEveryPinnedField) {
   EXPECT_EQ(pins_suffix(o), "+ov2+ph4+fx16+lh2+rc0");
   o.pass1_beside_recompute = 1;
   EXPECT_EQ(pins_suffix(o), "+ov2+ph4+fx16+lh2+rc0+pb1");
+  o.group_sum_beside = 0;
+  EXPECT_EQ(pins_suffix(o), "+ov2+ph4+fx16+lh2+rc0+pb1+gb0");
   gdn_launch_options back{};
   std::string error;
-  ASSERT_TRUE(parse_pins_suffix("+ov2+ph4+fx16+lh2+rc0+pb1", &back, &error)) << error;
+  ASSERT_TRUE(parse_pins_suffix("+ov2+ph4+fx16+lh2+rc0+pb1+gb0", &back, &error)) << error;
   EXPECT_TRUE(same_pins(back, o));
   ASSERT_TRUE(parse_pins_suffix("", &back, &error));
   EXPECT_TRUE(all_rule(back));
   for (const char* bad : {"ov2", "+ov3", "+zz1", "+ph4+ov2", "+ov2+ov1", "+ph", "+ph9", "+fx12", "+fs1x",
-                          "+rc8", "+rc-1", "+rc64+lh2", "+pb2", "+pb1+rc0"})
+                          "+rc8", "+rc-1", "+rc64+lh2", "+pb2", "+pb1+rc0", "+gb1+pb1", "+gb-1"})
     EXPECT_FALSE(parse_pins_suffix(bad, &back, &error)) << bad;
   EXPECT_FALSE(parse_pins_suffix("+ph9", &back, &error));
   EXPECT_NE(error.find("prepare_heads"), std::string::npos) << error;
@@ -468,7 +513,7 @@ TEST(LaunchPins, SuffixRoundTripsAndNamesEveryPinnedField) {
       << error;
   // An unknown token lists the tokens in their order.
   EXPECT_FALSE(parse_pins_suffix("+zz1", &back, &error));
-  EXPECT_NE(error.find("(tokens, in order: ov, fs, ps, ph, fx, lh, rc, pb)"), std::string::npos) << error;
+  EXPECT_NE(error.find("(tokens, in order: ov, fs, ps, ph, fx, lh, rc, pb, gb)"), std::string::npos) << error;
   EXPECT_FALSE(parse_pins_suffix("+pb2", &back, &error));
   EXPECT_NE(error.find("pass1_beside_recompute ('+pb'): expected 0 or 1"), std::string::npos) << error;
 }
@@ -501,6 +546,9 @@ TEST(LaunchPins, ChecksNameTheFieldAndTheValue) {
   EXPECT_NE(bad_beside.find("pass1_beside_recompute: expected GDN_PLAN_RULE (-1) or 0 or 1"), std::string::npos)
       << bad_beside;
   EXPECT_NE(bad_beside.find("got 2"), std::string::npos) << bad_beside;
+  const std::string bad_sum = check_launch_options(pin(&gdn_launch_options::group_sum_beside, 3), 4);
+  EXPECT_NE(bad_sum.find("group_sum_beside: expected GDN_PLAN_RULE (-1) or 0 or 1"), std::string::npos) << bad_sum;
+  EXPECT_NE(bad_sum.find("got 3"), std::string::npos) << bad_sum;
 }
 
 TEST(LaunchPins, FieldsApplyWhereTheirMechanismExists) {
