@@ -226,8 +226,9 @@ bool fused_backward_kernel(const KernelConfig& c) {
 // The group sum beside the fused backward kernel (backward/group_sum_beside.cuh): the fused
 // kernel publishes each chunk's dq and dk parts and a persistent grid sums them over the group
 // on the SMs the kernel leaves, while they are in L2, instead of a launch that reads them back
-// from HBM after it (0.26 ms of 4.2 at 16/32 heads, 1 x 32768 tokens on an H100, where the
-// fused kernel's 64 CTAs leave 68 SMs idle). Only with groups (Hv > Hk). The grid: four
+// from HBM after it (0.26 ms of 4.2 at 16/32 heads, 1 x 32768 tokens on an H100; at 8/16 in
+// 128-chunk segments the fused kernel's 64 CTAs leave 68 SMs idle, at the H100 sweep's fastest
+// segment lengths mostly 4). Only with groups (Hv > Hk). The grid: four
 // 256-thread CTAs per SM the fused CTAs (items x Hv, one per SM) leave, at least four (a fused
 // grid of more CTAs than SMs launches it once its last CTAs run). The rule keeps the group-sum
 // launch until a sweep of the pin ("gb") measures where the grid beside wins.
