@@ -27,6 +27,19 @@ class Backward : public ::testing::Test {
   std::vector<const Variant*> variants_;
 };
 
+// Packed sequences of 4200, 63, 8321 and 1025 tokens (66, 1, 131 and 17 chunks: several CP
+// segments each, but one of a single chunk), with h0 and dht, at hk / hv heads: the case, its
+// float64 gradients and its device copy (int64 cu_seqlens).
+struct UnevenPackedCase {
+  UnevenPackedCase(uint64_t seed, int hk, int hv)
+      : c(make_random_case(packed_shape({4200, 63, 8321, 1025}, hk, hv, 128, 128), derive_seed(seed, 0), {})),
+        r(ref::oracle_backward(c.shape, c.inputs, c.grads)),
+        dc(c, true) {}
+  RandomCase c;
+  ref::BwdOutputs r;
+  DeviceCase dc;
+};
+
 template <class Check>
 void run_every_variant(const std::vector<const Variant*>& variants, const DeviceCase& dc,
                        const RunOptions& opt, const std::string& label, Check check,
@@ -165,11 +178,11 @@ TEST_F(Backward, RecomputeInCpSegmentsOfItsOwnMatchesOracleAndTheUnsplitRecomput
   const uint64_t seed = test_seed();
   SCOPED_TRACE(seed_note(seed));
   WorstErrors worst;
-  // 66, 1, 131 and 17 chunks: 5, 1, 9, 2 segments of 16 chunks; 2, 1, 3, 1 of 64.
-  const ref::Shape shape = packed_shape({4200, 63, 8321, 1025}, 1, 2, 128, 128);
-  const RandomCase c = make_random_case(shape, derive_seed(seed, 0), {});
-  const ref::BwdOutputs r = ref::oracle_backward(c.shape, c.inputs, c.grads);
-  const DeviceCase dc(c, true);
+  // 5, 1, 9, 2 segments of 16 chunks; 2, 1, 3, 1 of 64.
+  const UnevenPackedCase uneven(seed, 1, 2);
+  const RandomCase& c = uneven.c;
+  const ref::BwdOutputs& r = uneven.r;
+  const DeviceCase& dc = uneven.dc;
   std::vector<const Variant*> unsplit_chain;
   for (const Variant* v : variants_)
     if (v->config().family == Family::Fused && v->config().cp_segment_chunks == 0) unsplit_chain.push_back(v);
@@ -300,11 +313,10 @@ TEST_F(Backward, OverlapPinsGiveTheBitsOfTheSerialOrder) {
   const uint64_t seed = test_seed();
   SCOPED_TRACE(seed_note(seed));
   WorstErrors worst;
-  // 66, 1, 131 and 17 chunks.
-  const ref::Shape shape = packed_shape({4200, 63, 8321, 1025}, 2, 4, 128, 128);
-  const RandomCase c = make_random_case(shape, derive_seed(seed, 0), {});
-  const ref::BwdOutputs r = ref::oracle_backward(c.shape, c.inputs, c.grads);
-  const DeviceCase dc(c, true);
+  const UnevenPackedCase uneven(seed, 2, 4);
+  const RandomCase& c = uneven.c;
+  const ref::BwdOutputs& r = uneven.r;
+  const DeviceCase& dc = uneven.dc;
   const PlanField& pass1 = *find_plan_field("pass1_beside_recompute");
   const PlanField& group_sum = *find_plan_field("group_sum_beside");
   std::vector<const Variant*> overlapping;
