@@ -354,7 +354,8 @@ gdn_status run_backward(const gdn_problem& p, const gdn_bwd_args& a, const Kerne
     gs.dk_h = w.dk_h;
     gs.dq = a.dq;
     gs.dk = a.dk;
-    const bool sum_beside = plan.group_sum_beside && d.group > 1 && d.Ttot > 0 &&
+    // (Only with a fused grid to publish the chunks: the grid beside would wait for them.)
+    const bool sum_beside = plan.group_sum_beside && d.group > 1 && d.Ttot > 0 && items > 0 &&
                             group_sum_beside_fits(gs, plan.group_sum_ctas);
     if (sum_beside && err == cudaSuccess) {
       err = cudaMemsetAsync(w.ready, 0, w.ready_bytes, s);
