@@ -77,6 +77,19 @@ std::map<std::pair<ShapeKey, std::string>, ResultRow> passed_by_candidate(const 
   return out;
 }
 
+// Candidate a of sweep A against candidate b of sweep B on one problem (a's).
+CandidateComparison paired(const ResultRow& a, const ResultRow& b) {
+  return {a.problem, a.variant.pass, a.variant.name, a.variant.name == b.variant.name ? std::string() : b.variant.name,
+          a, b, *b.result.latency_p50_ms / *a.result.latency_p50_ms, classify(a.result, b.result)};
+}
+
+// In sweep A's problem order, then by candidate name (B's where they differ).
+void sort_pairs(std::vector<CandidateComparison>& pairs) {
+  std::stable_sort(pairs.begin(), pairs.end(), [](const CandidateComparison& x, const CandidateComparison& y) {
+    return std::tie(x.problem.id, x.candidate, x.candidate_b) < std::tie(y.problem.id, y.candidate, y.candidate_b);
+  });
+}
+
 ProblemComparison compare_one(const ProblemBest* a, const ProblemBest* b) {
   ProblemComparison c;
   c.problem = a ? a->problem : b->problem;
@@ -114,16 +127,30 @@ std::vector<CandidateComparison> compare_candidates(SweepRef a, SweepRef b) {
   const auto in_a = passed_by_candidate(a.db, a.id);
   const auto in_b = passed_by_candidate(b.db, b.id);
   std::vector<CandidateComparison> out;
-  for (const auto& [key, a] : in_a) {
-    const auto it = in_b.find(key);
-    if (it == in_b.end()) continue;
-    const ResultRow& b = it->second;
-    out.push_back({a.problem, a.variant.pass, a.variant.name, a, b,
-                   *b.result.latency_p50_ms / *a.result.latency_p50_ms, classify(a.result, b.result)});
+  for (const auto& [key, ra] : in_a)
+    if (const auto it = in_b.find(key); it != in_b.end()) out.push_back(paired(ra, it->second));
+  sort_pairs(out);
+  return out;
+}
+
+std::vector<CandidateComparison> compare_pinned(SweepRef a, SweepRef b, const gdn::PlanField& field, int value) {
+  const auto in_a = passed_by_candidate(a.db, a.id);
+  const auto in_b = passed_by_candidate(b.db, b.id);
+  std::vector<CandidateComparison> out;
+  for (const auto& [key, rb] : in_b) {
+    const gdn_launch_options& pins = rb.variant.pins;
+    if (pins.*field.member != value) continue;
+    // The candidate's name is its config's followed by its pins' suffix (pins_suffix).
+    const std::string suffix = gdn::pins_suffix(pins);
+    const std::string& name = rb.variant.name;
+    if (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    gdn_launch_options rule = pins;
+    rule.*field.member = GDN_PLAN_RULE;
+    const std::string base = name.substr(0, name.size() - suffix.size()) + gdn::pins_suffix(rule);
+    if (const auto it = in_a.find({key.first, base}); it != in_a.end()) out.push_back(paired(it->second, rb));
   }
-  std::stable_sort(out.begin(), out.end(), [](const CandidateComparison& x, const CandidateComparison& y) {
-    return std::tie(x.problem.id, x.candidate) < std::tie(y.problem.id, y.candidate);
-  });
+  sort_pairs(out);
   return out;
 }
 

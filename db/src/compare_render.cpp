@@ -2,6 +2,7 @@
 // both sweeps' provenance and a summary), CSV (rows only) or JSON. Reals are exact in CSV and
 // JSON; the table rounds them.
 #include <algorithm>
+#include <charconv>
 #include <sstream>
 
 #include "column_text.hpp"
@@ -41,6 +42,9 @@ std::vector<Column<CompareRow>> compare_columns(CompareBy by) {
       {"seqlens", "seqlens", [](R r) { return FieldValue(r.problem.seqlens); }}};
   if (by == CompareBy::Candidate) {
     cols.push_back({"candidate", "candidate", [](R r) { return FieldValue(r.candidate_a); }});
+  } else if (by == CompareBy::Pin) {
+    cols.push_back({"candidate_a", "A candidate", [](R r) { return FieldValue(r.candidate_a); }});
+    cols.push_back({"candidate_b", "B candidate", [](R r) { return FieldValue(r.candidate_b); }});
   } else {
     cols.push_back({"best_a", "A best", [](R r) { return text_value(r.candidate_a); }});
     cols.push_back({"best_b", "B best", [](R r) { return text_value(r.candidate_b); }});
@@ -80,7 +84,8 @@ std::vector<CompareRow> rows_by_candidate(const std::vector<CandidateComparison>
     CompareRow& r = rows.emplace_back();
     r.problem = c.problem;
     r.pass = c.pass;
-    r.candidate_a = r.candidate_b = c.candidate;
+    r.candidate_a = c.candidate;
+    r.candidate_b = c.candidate_b.empty() ? c.candidate : c.candidate_b;
     r.a = c.a.result;
     r.b = c.b.result;
     r.ratio = c.ratio;
@@ -116,7 +121,22 @@ struct Files {
   std::string a, b;
 };
 
-std::string render_table(const SweepComparison& cmp, const Files& files, CompareBy by,
+// What the rows pair, for the table's header line.
+std::string pairing_line(CompareBy by, const PinChoice* pin) {
+  switch (by) {
+    case CompareBy::Problem: return "by problem: each sweep's fastest Passed result";
+    case CompareBy::Candidate: return "by candidate: the same variant and plan pins Passed in both sweeps";
+    case CompareBy::Pin: break;
+  }
+  return "by pin " + std::string(pin->field->name) + "=" + std::to_string(pin->value) +
+         ": each candidate of B with the pin against the same candidate without it in A";
+}
+
+std::string by_text(CompareBy by) {
+  return by == CompareBy::Problem ? "problem" : by == CompareBy::Candidate ? "candidate" : "pin";
+}
+
+std::string render_table(const SweepComparison& cmp, const Files& files, CompareBy by, const PinChoice* pin,
                          const std::vector<CompareRow>& rows, const std::vector<Column<CompareRow>>& cols) {
   const Summary s = summarise(rows);
   std::ostringstream o;
@@ -124,9 +144,7 @@ std::string render_table(const SweepComparison& cmp, const Files& files, Compare
     << "B: " << (files.b.empty() ? "" : files.b + ": ") << sweep_line(cmp.b) << "\n"
     << "device differences: " << (cmp.device_differences.empty() ? "none" : cmp.device_differences) << "\n"
     << "build differences: " << (cmp.build_differences.empty() ? "none" : cmp.build_differences) << "\n"
-    << (by == CompareBy::Problem ? "by problem: each sweep's fastest Passed result"
-                                 : "by candidate: the same variant and plan pins Passed in both sweeps")
-    << "; B/A = B p50 / A p50 (< 1: B faster)\n\n"
+    << pairing_line(by, pin) << "; B/A = B p50 / A p50 (< 1: B faster)\n\n"
     << column_table(rows, cols) << "\n"
     << "rows " << s.rows << ", compared " << s.compared << ": faster " << s.classes[1] << ", slower "
     << s.classes[2] << ", same " << s.classes[0] << ", unclear " << s.classes[3] << "\n";
@@ -138,7 +156,7 @@ std::string render_table(const SweepComparison& cmp, const Files& files, Compare
   return o.str();
 }
 
-std::string render_json(const SweepComparison& cmp, const Files& files, CompareBy by,
+std::string render_json(const SweepComparison& cmp, const Files& files, CompareBy by, const PinChoice* pin,
                         const std::vector<CompareRow>& rows, const std::vector<Column<CompareRow>>& cols) {
   const Summary s = summarise(rows);
   text::Json out_rows = text::Json::array();
@@ -148,12 +166,12 @@ std::string render_json(const SweepComparison& cmp, const Files& files, CompareB
     classes[std::string(to_string(d))] = s.classes[static_cast<std::size_t>(d)];
   text::Json side_a = sweep_json(cmp.a), side_b = sweep_json(cmp.b);
   if (!files.a.empty()) side_a["database"] = files.a, side_b["database"] = files.b;
-  const text::Json doc = {
+  text::Json doc = {
       {"a", std::move(side_a)},
       {"b", std::move(side_b)},
       {"device_differences", cmp.device_differences},
       {"build_differences", cmp.build_differences},
-      {"by", by == CompareBy::Problem ? "problem" : "candidate"},
+      {"by", by_text(by)},
       {"summary",
        {{"rows", s.rows},
         {"compared", s.compared},
@@ -162,6 +180,7 @@ std::string render_json(const SweepComparison& cmp, const Files& files, CompareB
         {"lowest_ratio", text::json_number(s.lowest)},
         {"highest_ratio", text::json_number(s.highest)}}},
       {"rows", std::move(out_rows)}};
+  if (by == CompareBy::Pin) doc["pin"] = {{"field", std::string(pin->field->name)}, {"value", pin->value}};
   return text::dump_json(doc) + "\n";
 }
 
@@ -170,21 +189,51 @@ std::string render_json(const SweepComparison& cmp, const Files& files, CompareB
 std::optional<CompareBy> parse_compare_by(std::string_view text) {
   if (text == "problem") return CompareBy::Problem;
   if (text == "candidate") return CompareBy::Candidate;
+  if (text == "pin") return CompareBy::Pin;
   return std::nullopt;
 }
 
-std::string render_comparison(SweepRef a, SweepRef b, CompareBy by, ReportFormat format) {
+std::optional<PinChoice> parse_pin_choice(std::string_view text, std::string* error) {
+  // (gdn/launch_plan.hpp's field table, header-only: this library does not link the kernels'.)
+  const std::size_t eq = text.find('=');
+  const std::string_view name = text.substr(0, eq);
+  const gdn::PlanField* field = nullptr;
+  for (const gdn::PlanField& f : gdn::kPlanFields)
+    if (!name.empty() && (f.name == name || f.token == name)) field = &f;
+  if (eq == std::string_view::npos || field == nullptr) {
+    std::string names;
+    for (const gdn::PlanField& f : gdn::kPlanFields)
+      names += (names.empty() ? "" : ", ") + std::string(f.name) + " (" + std::string(f.token) + ")";
+    *error = "expected FIELD=VALUE with FIELD one of " + names + ", got '" + std::string(text) + "'";
+    return std::nullopt;
+  }
+  const std::string_view value = text.substr(eq + 1);
+  int v = 0;
+  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (value.empty() || ec != std::errc() || ptr != value.data() + value.size() ||
+      std::find(field->values.begin(), field->values.end(), v) == field->values.end()) {
+    *error = std::string(field->name) + ": expected " + std::string(field->meaning) + ", got '" + std::string(value) + "'";
+    return std::nullopt;
+  }
+  return PinChoice{field, v};
+}
+
+std::string render_comparison(SweepRef a, SweepRef b, CompareBy by, ReportFormat format, const PinChoice* pin) {
+  if (by == CompareBy::Pin && (pin == nullptr || pin->field == nullptr))
+    throw DbError(DbError::Kind::Invalid, "compare by pin: expected the plan field and value to pair by, got none");
   const SweepComparison cmp = compare_sweeps(a, b);  // throws on an absent sweep
   check_sweep_results(a.db, a.id);
   check_sweep_results(b.db, b.id);
   const std::vector<CompareRow> rows =
-      by == CompareBy::Problem ? rows_by_problem(cmp) : rows_by_candidate(compare_candidates(a, b));
+      by == CompareBy::Problem ? rows_by_problem(cmp)
+      : by == CompareBy::Pin   ? rows_by_candidate(compare_pinned(a, b, *pin->field, pin->value))
+                               : rows_by_candidate(compare_candidates(a, b));
   const Files files{&a.db == &b.db ? std::string() : a.db.path(), &a.db == &b.db ? std::string() : b.db.path()};
   const std::vector<Column<CompareRow>> cols = compare_columns(by);
   switch (format) {
-    case ReportFormat::Table: return render_table(cmp, files, by, rows, cols);
+    case ReportFormat::Table: return render_table(cmp, files, by, pin, rows, cols);
     case ReportFormat::Csv: return column_csv(rows, cols, true);
-    case ReportFormat::Json: return render_json(cmp, files, by, rows, cols);
+    case ReportFormat::Json: return render_json(cmp, files, by, pin, rows, cols);
   }
   return {};
 }

@@ -163,5 +163,84 @@ TEST(Compare, RenderingsStateBothSweepsAndSummariseTheRows) {
   EXPECT_FALSE(parse_compare_by("variant").has_value());
 }
 
+// By pin: each candidate that pins a field to the value against the same candidate without it
+// (its other pins kept), within one sweep or across two; candidates pinning another value, or
+// without a twin, are not paired.
+TEST(Compare, PinnedCandidatesArePairedWithTheirTwinWithoutThePin) {
+  ScratchDir dir;
+  Database db = Database::open(dir.file("r.db"));
+  const Scenario sc = write_scenario(db);
+  ResultsWriter w(db);
+  const std::int64_t sweep = w.begin_sweep(sweep_of(w.register_device(h200()), w.register_build(build())));
+  // A candidate pinning fixup_cols and pass1_beside_recompute (GDN_PLAN_RULE: not pinned), named
+  // as the lab names it.
+  const auto candidate = [&w](int fixup_cols, int beside) {
+    VariantRecord v = fused_variant("", 128, 2, gdn::Pass::Backward);
+    v.config.roles = gdn::WarpRoles::ProducerConsumer;
+    v.config.cp_segment_chunks = 64;
+    v.pins.fixup_cols = fixup_cols;
+    v.pins.pass1_beside_recompute = beside;
+    v.name = "gdn_bwd_P_cp64" + gdn::pins_suffix(v.pins);
+    return w.register_variant(v);
+  };
+  constexpr int kRule = GDN_PLAN_RULE;
+  const std::int64_t base = candidate(kRule, kRule), beside = candidate(kRule, 1), serial = candidate(kRule, 0),
+                     fix = candidate(16, kRule), fix_beside = candidate(16, 1), orphan = candidate(8, 1);
+  for (int p = 0; p < 2; ++p) {
+    insert(w, passed(sweep, base, sc.p[p], 2.0));
+    insert(w, passed(sweep, beside, sc.p[p], p == 0 ? 1.5 : 2.0));
+    insert(w, passed(sweep, serial, sc.p[p], 2.0));
+    insert(w, passed(sweep, fix, sc.p[p], 4.0));
+    insert(w, passed(sweep, fix_beside, sc.p[p], 5.0));
+    insert(w, passed(sweep, orphan, sc.p[p], 1.0));  // no +fx8 without the pin: unpaired
+  }
+  w.set_sweep_status(sweep, SweepStatus::Finished);
+  std::string error;
+  const gdn::PlanField& pb = *parse_pin_choice("pass1_beside_recompute=1", &error)->field;
+  const std::vector<CandidateComparison> c = compare_pinned(SweepRef{db, sweep}, SweepRef{db, sweep}, pb, 1);
+  ASSERT_EQ(c.size(), 4u);
+  EXPECT_EQ(c[0].candidate, "gdn_bwd_P_cp64");
+  EXPECT_EQ(c[0].candidate_b, "gdn_bwd_P_cp64+pb1");
+  EXPECT_NEAR(c[0].ratio, 0.75, 1e-12);
+  EXPECT_EQ(c[0].difference, Difference::Faster);
+  EXPECT_EQ(c[1].candidate, "gdn_bwd_P_cp64+fx16");
+  EXPECT_EQ(c[1].candidate_b, "gdn_bwd_P_cp64+fx16+pb1");
+  EXPECT_NEAR(c[1].ratio, 1.25, 1e-12);
+  EXPECT_EQ(c[1].difference, Difference::Slower);
+  EXPECT_EQ(c[2].problem.row_index, 1);
+  EXPECT_EQ(c[2].difference, Difference::Same);
+  // The value chooses the candidates: pb0 pairs its one twin per problem.
+  EXPECT_EQ(compare_pinned(SweepRef{db, sweep}, SweepRef{db, sweep}, pb, 0).size(), 2u);
+
+  const PinChoice choice{&pb, 1};
+  const auto doc = nlohmann::json::parse(render_comparison(db, sweep, sweep, CompareBy::Pin, ReportFormat::Json, &choice));
+  EXPECT_EQ(doc["by"], "pin");
+  EXPECT_EQ(doc["pin"]["field"], "pass1_beside_recompute");
+  EXPECT_EQ(doc["pin"]["value"], 1);
+  EXPECT_EQ(doc["summary"]["compared"], 4);
+  EXPECT_EQ(doc["rows"][0]["candidate_a"], "gdn_bwd_P_cp64");
+  EXPECT_EQ(doc["rows"][0]["candidate_b"], "gdn_bwd_P_cp64+pb1");
+  const std::string table = render_comparison(db, sweep, sweep, CompareBy::Pin, ReportFormat::Table, &choice);
+  EXPECT_NE(table.find("by pin pass1_beside_recompute=1: each candidate of B with the pin against the same "
+                       "candidate without it in A"),
+            std::string::npos)
+      << table;
+  EXPECT_THROW(render_comparison(db, sweep, sweep, CompareBy::Pin, ReportFormat::Table), DbError);
+
+  const auto by_token = parse_pin_choice("pb=1", &error);
+  ASSERT_TRUE(by_token.has_value()) << error;
+  EXPECT_EQ(by_token->field, &pb);
+  EXPECT_EQ(by_token->value, 1);
+  ASSERT_TRUE(parse_pin_choice("recompute_cp_chunks=0", &error).has_value()) << error;
+  EXPECT_FALSE(parse_pin_choice("pb=2", &error).has_value());
+  EXPECT_NE(error.find("pass1_beside_recompute: expected 0 or 1"), std::string::npos) << error;
+  EXPECT_NE(error.find("got '2'"), std::string::npos) << error;
+  for (const char* bad : {"pb", "zz=1", "=1", ""}) {
+    EXPECT_FALSE(parse_pin_choice(bad, &error).has_value()) << bad;
+    EXPECT_NE(error.find("expected FIELD=VALUE with FIELD one of prepare_overlap (ov)"), std::string::npos) << error;
+  }
+  EXPECT_EQ(parse_compare_by("pin"), CompareBy::Pin);
+}
+
 }  // namespace
 }  // namespace gdn::db::test

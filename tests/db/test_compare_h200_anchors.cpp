@@ -18,6 +18,7 @@
 #include "db_fixture.hpp"
 #include "gdn/db/database.hpp"
 #include "gdn/db/model.hpp"
+#include "gdn/db/report.hpp"
 
 namespace gdn::db::test {
 namespace {
@@ -80,14 +81,19 @@ TEST(CompareH200Anchors, ReMeasurementMatchesEveryRowOnTheSameGpu) {
   EXPECT_LT(std::abs(log_sum / matched), std::log(1.02));  // same GPU, same build
 }
 
+// A committed database opened read-only through a copy in dir (never the file itself).
+Database open_copy(const std::string& path, const ScratchDir& dir) {
+  const std::string copy = dir.file("copy.sqlite");
+  std::filesystem::copy_file(path, copy);
+  OpenOptions ro;
+  ro.read_only = true;
+  return Database::open(copy, ro);
+}
+
 TEST(CompareH200Anchors, EveryCandidateOfTheReMeasurementIsPairedWithinItsNoise) {
   ASSERT_TRUE(std::filesystem::exists(kAnchors)) << kAnchors;
   ScratchDir dir;
-  const std::string copy = dir.file("anchors.sqlite");
-  std::filesystem::copy_file(kAnchors, copy);
-  OpenOptions ro;
-  ro.read_only = true;
-  const Database db = Database::open(copy, ro);
+  const Database db = open_copy(kAnchors, dir);
   const std::vector<CandidateComparison> c = compare_candidates(db, 2, 3);
   // Sweep 3 re-measured sweep 2's candidates on its 61 rows: 32 forward candidates a row.
   EXPECT_EQ(c.size(), 61u * 32u);
@@ -100,6 +106,34 @@ TEST(CompareH200Anchors, EveryCandidateOfTheReMeasurementIsPairedWithinItsNoise)
     ratios.push_back(x.ratio);
   }
   EXPECT_NEAR(*geometric_mean(ratios), 1.0, 0.002);
+}
+
+// By pin on a real recording: the H200 backward anchor sweep holds the column-warp variant
+// without CP at the plan's rules and with the recompute's CP segments pinned (+rc0 .. +rc128).
+// Compared with itself by the pin recompute_cp_chunks=0, every one of the 32 rows pairs the rule
+// with the unsplit recompute, and the plans recorded beside each result say what each ran: the
+// unsplit one no recompute CP, the rule its own segments on the long rows.
+TEST(CompareH200Anchors, ThePinOfTheUnsplitRecomputeIsPairedWithTheRuleOnEveryBackwardRow) {
+  const std::string path = GDN_BWD_SWEEP_DB;
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  ScratchDir dir;
+  const Database db = open_copy(path, dir);
+  std::string error;
+  const gdn::PlanField& rc = *parse_pin_choice("recompute_cp_chunks=0", &error)->field;
+  const std::vector<CandidateComparison> c = compare_pinned(SweepRef{db, 1}, SweepRef{db, 1}, rc, 0);
+  ASSERT_EQ(c.size(), 32u);
+  int split_by_rule = 0;
+  for (const CandidateComparison& x : c) {
+    EXPECT_EQ(x.candidate, "gdn_bwd_sm90_fused_v64_s2_cw_cp0");
+    EXPECT_EQ(x.candidate_b, "gdn_bwd_sm90_fused_v64_s2_cw_cp0+rc0");
+    EXPECT_EQ(x.a.problem.id, x.b.problem.id);
+    ASSERT_TRUE(x.b.result.plan.recompute_cp_chunks.has_value());
+    EXPECT_EQ(*x.b.result.plan.recompute_cp_chunks, 0);
+    ASSERT_TRUE(x.a.result.plan.recompute_cp_chunks.has_value());
+    split_by_rule += *x.a.result.plan.recompute_cp_chunks > 0;
+    EXPECT_NEAR(x.ratio, *x.b.result.latency_p50_ms / *x.a.result.latency_p50_ms, 1e-12);
+  }
+  EXPECT_GT(split_by_rule, 0);
 }
 
 }  // namespace

@@ -97,7 +97,15 @@ TEST_F(CompareCli, SweepsOfTwoDatabasesCompareAndNameTheirFiles) {
 TEST_F(CompareCli, ErrorsExitWithTheUsageStatusAndWriteNothing) {
   expect_rejected("--db " + db + " --sweep 1 --against 1", "--against: expected a sweep other than --sweep 1");
   expect_rejected("--db " + db + " --sweep 1 --against 9", "9");
-  expect_rejected("--db " + db + " --sweep 1 --against 2 --by variant", "--by: expected problem or candidate, got 'variant'");
+  expect_rejected("--db " + db + " --sweep 1 --against 2 --by variant", "--by: expected problem, candidate or pin, got 'variant'");
+  // By pin: the pin named and valid, only with --by pin; the same sweep then allowed.
+  expect_rejected("--db " + db + " --sweep 1 --against 1 --by pin", "--pin: expected FIELD=VALUE with FIELD one of");
+  expect_rejected("--db " + db + " --sweep 1 --against 1 --by pin --pin gb=3",
+                  "--pin: group_sum_beside: expected 0 or 1");
+  expect_rejected("--db " + db + " --sweep 1 --against 2 --pin pb=1", "--pin: expected only with --by pin, got --by problem");
+  ASSERT_EQ(run_command(gdnlab() + " compare --db " + db + " --sweep 1 --against 1 --by pin --pin pb=1", out), 0) << out;
+  EXPECT_NE(out.find("by pin pass1_beside_recompute=1"), std::string::npos) << out;
+  EXPECT_NE(out.find("rows 0, compared 0"), std::string::npos) << out;  // no candidate pins it here
   expect_rejected("--db " + db + " --sweep 1 --against 2 --format xml", "--format: expected table, csv or json, got 'xml'");
   expect_rejected("--db " + dir + "/missing.db --sweep 1 --against 2", "does not exist");
   expect_rejected("--db " + db + " --sweep 1", "--against");

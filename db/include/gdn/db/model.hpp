@@ -158,7 +158,8 @@ inline SweepComparison compare_sweeps(const Database& db, std::int64_t sweep_a, 
 struct CandidateComparison {
   ProblemRecord problem;  // from sweep A
   gdn::Pass pass = gdn::Pass::Forward;
-  std::string candidate;
+  std::string candidate;    // A's (and B's, but by pin)
+  std::string candidate_b;  // by pin: B's, the candidate with the pin
   ResultRow a;
   ResultRow b;
   double ratio = 1;  // b p50 / a p50
@@ -171,6 +172,11 @@ inline std::vector<CandidateComparison> compare_candidates(const Database& db, s
                                                            std::int64_t sweep_b) {
   return compare_candidates(SweepRef{db, sweep_a}, SweepRef{db, sweep_b});
 }
+// What one plan pin does, problem by problem: every candidate Passed in sweep B that pins
+// `field` to `value`, against the same candidate with that field left to the rule (its name
+// without the pin's token) Passed in sweep A, which may be the same sweep. Problems matched by
+// shape; in sweep A's problem order, then by B's candidate name.
+std::vector<CandidateComparison> compare_pinned(SweepRef a, SweepRef b, const gdn::PlanField& field, int value);
 
 // exp(mean(log r)) over the positive finite ratios; nullopt when there is none.
 std::optional<double> geometric_mean(const std::vector<double>& ratios);

@@ -29,14 +29,25 @@ std::string render_report(const Database& db, std::optional<std::int64_t> sweep_
 // sweeps' provenance and their device and build differences, and summarise the rows: counts
 // per class, the geometric mean of the ratios, the lowest and highest. CSV holds the rows only.
 // Throws DbError::Invalid when either sweep is absent or its results fail the integrity checks.
-enum class CompareBy : std::uint8_t { Problem, Candidate };
-std::optional<CompareBy> parse_compare_by(std::string_view text);  // problem|candidate
+// By pin: what one plan pin does (compare_pinned), each candidate of B pinning the field to the
+// value against the same candidate without that pin in A (the same sweep allowed).
+enum class CompareBy : std::uint8_t { Problem, Candidate, Pin };
+std::optional<CompareBy> parse_compare_by(std::string_view text);  // problem|candidate|pin
+// The plan field and value of a comparison by pin.
+struct PinChoice {
+  const gdn::PlanField* field = nullptr;
+  int value = 0;
+};
+// "FIELD=VALUE", FIELD a plan field's name or its token (pass1_beside_recompute=1, pb=1), VALUE
+// one the field takes; nullopt with *error naming what was expected and what was given.
+std::optional<PinChoice> parse_pin_choice(std::string_view text, std::string* error);
 // The sweeps may be in two databases: then each side's line (table) and object (JSON) names its
-// file.
-std::string render_comparison(SweepRef a, SweepRef b, CompareBy by, ReportFormat format);
+// file. CompareBy::Pin needs `pin` (DbError::Invalid without it).
+std::string render_comparison(SweepRef a, SweepRef b, CompareBy by, ReportFormat format,
+                              const PinChoice* pin = nullptr);
 inline std::string render_comparison(const Database& db, std::int64_t sweep_a, std::int64_t sweep_b,
-                                     CompareBy by, ReportFormat format) {
-  return render_comparison(SweepRef{db, sweep_a}, SweepRef{db, sweep_b}, by, format);
+                                     CompareBy by, ReportFormat format, const PinChoice* pin = nullptr) {
+  return render_comparison(SweepRef{db, sweep_a}, SweepRef{db, sweep_b}, by, format, pin);
 }
 
 }  // namespace gdn::db
