@@ -13,6 +13,7 @@ void add_gui(CLI::App& app, Action& run) {
   auto o = std::make_shared<gui::DashboardOptions>();
   auto tab = std::make_shared<std::string>("results");
   auto compare_by = std::make_shared<std::string>("problem");
+  auto compare_pin = std::make_shared<std::string>();
   auto size = std::make_shared<std::string>();
   sub->add_option("--db", o->db_path, "Results database (opened read-only)")->required();
   sub->add_option("--screenshot", o->screenshot_png, "Render headless, write this PNG and exit");
@@ -20,15 +21,19 @@ void add_gui(CLI::App& app, Action& run) {
   sub->add_option("--tab", *tab, "First tab: results | plots | compare | selection")->capture_default_str();
   sub->add_option("--compare-by", *compare_by,
                   "Rows of the compare tab: problem (each sweep's fastest) | candidate (the same variant and pins "
-                  "in both)")
+                  "in both) | pin (each candidate with --compare-pin against the same one without it)")
       ->capture_default_str();
+  sub->add_option("--compare-pin", *compare_pin,
+                  "With --compare-by pin: FIELD=VALUE, a plan field by name or token (pb=1)");
   sub->add_option("--size", *size, "Window / framebuffer size WxH, e.g. 1600x1000");
   sub->add_flag("--frame-stats", o->print_frame_stats, "Print a frame-time summary at exit");
-  sub->callback([&run, o, tab, compare_by, size] {
-    run = [o, tab, compare_by, size]() -> int {
+  sub->callback([&run, o, tab, compare_by, compare_pin, size] {
+    run = [o, tab, compare_by, compare_pin, size]() -> int {
       try {
         o->tab = gui::parse_tab(*tab);
         o->compare_by = gui::parse_compare_by_option(*compare_by);
+        if (!compare_pin->empty()) o->compare_pin = gui::parse_compare_pin_option(*compare_pin);
+        gui::check_compare_options(*o);
       } catch (const std::invalid_argument& e) {
         return usage_error("gui", e.what());
       }

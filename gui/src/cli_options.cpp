@@ -48,8 +48,12 @@ void add_dashboard_options(CLI::App& app, DashboardOptions& options) {
       app, "--compare-by",
       [&options](const std::string& text) { options.compare_by = parse_compare_by_option(text); },
       "Rows of the compare tab: problem (each sweep's fastest) | candidate (the same variant and "
-      "pins in both)")
+      "pins in both) | pin (each candidate with --compare-pin against the same one without it)")
       ->default_str("problem");
+  add_parsed_option(
+      app, "--compare-pin",
+      [&options](const std::string& text) { options.compare_pin = parse_compare_pin_option(text); },
+      "With --compare-by pin: FIELD=VALUE, a plan field by name or token (pb=1)");
   app.add_option_function<std::string>(
          "--size",
          [&options](const std::string& text) {
@@ -73,6 +77,11 @@ void add_dashboard_options(CLI::App& app, DashboardOptions& options) {
 
 void finish_dashboard_options(DashboardOptions& options) {
   if (!options.screenshot_png.empty() && options.frames == 0) options.frames = kScreenshotFrames;
+  try {
+    check_compare_options(options);
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError("--compare-pin", e.what());
+  }
 }
 
 }  // namespace gdn::gui

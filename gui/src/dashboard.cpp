@@ -29,8 +29,22 @@ Tab parse_tab(const std::string& text) {
 
 db::CompareBy parse_compare_by_option(const std::string& text) {
   const auto by = db::parse_compare_by(text);
-  if (!by) throw std::invalid_argument("--compare-by: expected problem or candidate, got '" + text + "'");
+  if (!by) throw std::invalid_argument("--compare-by: expected problem, candidate or pin, got '" + text + "'");
   return *by;
+}
+
+db::PinChoice parse_compare_pin_option(const std::string& text) {
+  std::string error;
+  const auto pin = db::parse_pin_choice(text, &error);
+  if (!pin) throw std::invalid_argument("--compare-pin: " + error);
+  return *pin;
+}
+
+void check_compare_options(const DashboardOptions& options) {
+  if (options.compare_by == db::CompareBy::Pin && !options.compare_pin)
+    throw std::invalid_argument("--compare-by pin: expected --compare-pin FIELD=VALUE, got none");
+  if (options.compare_by != db::CompareBy::Pin && options.compare_pin)
+    throw std::invalid_argument("--compare-pin: expected only with --compare-by pin");
 }
 
 const char* tab_name(Tab tab) {
@@ -202,7 +216,7 @@ int run_dashboard(const DashboardOptions& options) {
 
   DashboardState state(options);
   Panels panels;
-  panels.compare.set_by(options.compare_by);
+  panels.compare.set_by(options.compare_by, options.compare_pin);
   FrameStats stats;
   Tab active = options.tab;
   const auto start = std::chrono::steady_clock::now();

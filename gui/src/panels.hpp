@@ -94,19 +94,22 @@ class ComparePanel {
  public:
   void update(DashboardState& state, bool visible);
   void draw(DashboardState& state);
-  void set_by(db::CompareBy by) { by_ = by == db::CompareBy::Candidate ? 1 : 0; }
+  // The granularity first shown; by pin, the pin (else the first field at its first value).
+  void set_by(db::CompareBy by, const std::optional<db::PinChoice>& pin);
 
  private:
   std::uint64_t built_generation_ = ~0ull;
   std::int64_t built_a_ = -1, built_b_ = -1;
   std::optional<db::SweepComparison> comparison_;
-  std::vector<db::CandidateComparison> candidates_;  // by candidate only
+  std::vector<db::CandidateComparison> candidates_;  // by candidate or by pin
   std::vector<model::ComparedRow> rows_;  // of the granularity shown
   model::XYPlot ratio_plot_;
   std::string error_;
   int class_filter_ = -1;  // -1: all, else a db::Difference
-  int by_ = 0;             // 0: by problem, 1: by candidate
+  int by_ = 0;             // 0: by problem, 1: by candidate, 2: by pin
   int built_by_ = -1;
+  int pin_field_ = 0, pin_value_ = 0;  // by pin: indices into gdn::kPlanFields and its values
+  int built_pin_field_ = -1, built_pin_value_ = -1;
   RecomputeGate gate_;
 };
 

@@ -93,6 +93,20 @@ TEST(CompareView, ByCandidateEveryCandidateOfBothSweepsIsARow) {
   EXPECT_EQ(points, rows.size());
 }
 
+// By pin a row names both candidates: the one without the pin (A) and the one with it (B).
+TEST(CompareView, ByPinARowNamesBothCandidates) {
+  db::CandidateComparison c;
+  c.problem.h_qk = 2, c.problem.h_v = 4;
+  c.candidate = "gdn_bwd_P_cp64";
+  c.candidate_b = "gdn_bwd_P_cp64+pb1";
+  c.ratio = 0.8;
+  c.difference = db::Difference::Faster;
+  const std::vector<ComparedRow> rows = compared_rows(std::vector<db::CandidateComparison>{c});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NE(rows[0].label.find("gdn_bwd_P_cp64 -> gdn_bwd_P_cp64+pb1"), std::string::npos) << rows[0].label;
+  EXPECT_DOUBLE_EQ(*rows[0].ratio, 0.8);
+}
+
 TEST(SelectionView, PreviewIsExactlyWhatTheExportWrites) {
   gdn::gui::testing::TempDir dir;
   const std::string path = dir.file("s.db");

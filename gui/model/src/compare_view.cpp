@@ -15,7 +15,9 @@ std::vector<ComparedRow> compared_rows(const db::SweepComparison& comparison) {
 std::vector<ComparedRow> compared_rows(const std::vector<db::CandidateComparison>& candidates) {
   std::vector<ComparedRow> rows;
   for (const auto& c : candidates)
-    rows.push_back({describe_problem(c.problem) + "  " + c.candidate, c.ratio, c.difference});
+    rows.push_back({describe_problem(c.problem) + "  " + c.candidate +
+                        (c.candidate_b.empty() ? std::string() : " -> " + c.candidate_b),
+                    c.ratio, c.difference});
   return rows;
 }
 

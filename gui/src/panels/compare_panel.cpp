@@ -1,9 +1,12 @@
-// Compare: sweep A against sweep B per problem (best Passed variant on each side) or per
-// candidate (the same variant and plan pins Passed on both sides: an A/B of two builds), each
+// Compare: sweep A against sweep B per problem (best Passed variant on each side), per
+// candidate (the same variant and plan pins Passed on both sides: an A/B of two builds) or per
+// pin (each candidate of B with one plan pin against the same candidate without it, the same
+// sweep allowed: what the pin does), each
 // difference classed same / faster / slower / unclear by the measured p20..p80 bands, with the
 // device and build differences stated above the table.
 #include <imgui.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -27,29 +30,49 @@ std::string side_text(const std::optional<db::ResultRow>& row) {
 
 }  // namespace
 
+void ComparePanel::set_by(db::CompareBy by, const std::optional<db::PinChoice>& pin) {
+  by_ = by == db::CompareBy::Candidate ? 1 : by == db::CompareBy::Pin ? 2 : 0;
+  if (!pin) return;
+  for (std::size_t f = 0; f < gdn::kPlanFields.size(); ++f) {
+    if (&gdn::kPlanFields[f] != pin->field) continue;
+    const auto& values = gdn::kPlanFields[f].values;
+    pin_field_ = static_cast<int>(f);
+    pin_value_ = static_cast<int>(std::find(values.begin(), values.end(), pin->value) - values.begin());
+  }
+}
+
 void ComparePanel::update(DashboardState& state, bool visible) {
   // The comparison runs queries over both sweeps: only when the tab is shown and something
   // changed, never per frame.
   if (!visible || !state.session.is_open()) return;
-  const bool inputs_changed = built_a_ != state.sweep_a || built_b_ != state.sweep_b || built_by_ != by_;
+  const bool inputs_changed = built_a_ != state.sweep_a || built_b_ != state.sweep_b || built_by_ != by_ ||
+                              built_pin_field_ != pin_field_ || built_pin_value_ != pin_value_;
   if (!gate_.should_build(inputs_changed, built_generation_ != state.data_generation)) return;
   const auto start = std::chrono::steady_clock::now();
   built_generation_ = state.data_generation;
   built_a_ = state.sweep_a;
   built_b_ = state.sweep_b;
   built_by_ = by_;
+  built_pin_field_ = pin_field_;
+  built_pin_value_ = pin_value_;
   comparison_.reset();
   candidates_.clear();
   rows_.clear();
   error_.clear();
-  if (state.sweep_a != 0 && state.sweep_b != 0 && state.sweep_a == state.sweep_b)
-    error_ = "A and B are the same sweep: pick another sweep as B in the sweeps table.";
+  // By pin, one sweep against itself is the usual question (candidates with and without a pin).
+  if (state.sweep_a != 0 && state.sweep_b != 0 && state.sweep_a == state.sweep_b && by_ != 2)
+    error_ = "A and B are the same sweep: pick another sweep as B in the sweeps table, or compare by pin.";
   if (state.sweep_a != 0 && state.sweep_b != 0 && error_.empty()) {
     try {
       comparison_ = db::compare_sweeps(state.session.db(), state.sweep_a, state.sweep_b);
-      if (by_ == 1) candidates_ = db::compare_candidates(state.session.db(), state.sweep_a, state.sweep_b);
-      rows_ = by_ == 1 ? model::compared_rows(candidates_) : model::compared_rows(*comparison_);
-      ratio_plot_ = model::comparison_ratio_plot(rows_, by_ == 1);
+      const db::SweepRef a{state.session.db(), state.sweep_a}, b{state.session.db(), state.sweep_b};
+      if (by_ == 1) candidates_ = db::compare_candidates(a, b);
+      if (by_ == 2) {
+        const gdn::PlanField& field = gdn::kPlanFields[static_cast<std::size_t>(pin_field_)];
+        candidates_ = db::compare_pinned(a, b, field, field.values[static_cast<std::size_t>(pin_value_)]);
+      }
+      rows_ = by_ != 0 ? model::compared_rows(candidates_) : model::compared_rows(*comparison_);
+      ratio_plot_ = model::comparison_ratio_plot(rows_, by_ != 0);
     } catch (const db::DbError& e) {
       if (e.kind() != db::DbError::Kind::Invalid) throw;  // file trouble: the session shows it
       error_ = e.what();
@@ -85,7 +108,30 @@ void ComparePanel::draw(DashboardState& state) {
   ImGui::RadioButton("by problem", &by_, 0);
   ImGui::SameLine();
   ImGui::RadioButton("by candidate (the same variant and pins in both)", &by_, 1);
-  if (built_by_ != by_) return;  // rebuilt by the next update
+  ImGui::SameLine();
+  ImGui::RadioButton("by pin", &by_, 2);
+  if (by_ == 2) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(220);
+    if (ImGui::BeginCombo("##pin field", std::string(gdn::kPlanFields[pin_field_].name).c_str())) {
+      for (int f = 0; f < static_cast<int>(gdn::kPlanFields.size()); ++f)
+        if (ImGui::Selectable(std::string(gdn::kPlanFields[f].name).c_str(), f == pin_field_))
+          pin_field_ = f, pin_value_ = 0;
+      ImGui::EndCombo();
+    }
+    const auto& values = gdn::kPlanFields[pin_field_].values;
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(80);
+    if (ImGui::BeginCombo("##pin value", std::to_string(values[pin_value_]).c_str())) {
+      for (int v = 0; v < static_cast<int>(values.size()); ++v)
+        if (ImGui::Selectable(std::to_string(values[v]).c_str(), v == pin_value_)) pin_value_ = v;
+      ImGui::EndCombo();
+    }
+    ui::hover_text("each candidate of B pinning this field to this value against the same candidate "
+                   "without the pin in A");
+  }
+  if (built_by_ != by_ || built_pin_field_ != pin_field_ || built_pin_value_ != pin_value_)
+    return;  // rebuilt by the next update
 
   constexpr db::Difference kClasses[] = {db::Difference::Same, db::Difference::Faster,
                                          db::Difference::Slower, db::Difference::Unclear};
@@ -109,7 +155,7 @@ void ComparePanel::draw(DashboardState& state) {
   const auto rows = model::comparison_rows(
       rows_, class_filter_ < 0 ? std::nullopt
                                : std::optional<db::Difference>(static_cast<db::Difference>(class_filter_)));
-  const bool by_candidate = by_ == 1;
+  const bool by_candidate = by_ != 0;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable |
                                 ImGuiTableFlags_SizingStretchProp;

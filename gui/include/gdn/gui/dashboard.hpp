@@ -2,6 +2,7 @@
 // `gdnlab-gui` executable, so both accept the same options with the same meaning.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "gdn/db/report.hpp"
@@ -15,6 +16,9 @@ enum class Tab { Results, Plots, Compare, Selection };
 Tab parse_tab(const std::string& text);
 // --compare-by: db::parse_compare_by, std::invalid_argument naming the option otherwise.
 db::CompareBy parse_compare_by_option(const std::string& text);
+// --compare-pin FIELD=VALUE: db::parse_pin_choice, std::invalid_argument naming the option
+// otherwise.
+db::PinChoice parse_compare_pin_option(const std::string& text);
 const char* tab_name(Tab tab);
 
 struct DashboardOptions {
@@ -23,6 +27,7 @@ struct DashboardOptions {
   int frames = 0;              // --frames: frames to render before exiting; 0 = until closed
   Tab tab = Tab::Results;      // --tab
   db::CompareBy compare_by = db::CompareBy::Problem;  // --compare-by: the compare tab's rows
+  std::optional<db::PinChoice> compare_pin;           // --compare-pin: with --compare-by pin
   int width = 1600, height = 1000;  // --size WxH of the window / framebuffer
   bool print_frame_stats = false;   // --frame-stats: frame time summary on stdout at exit
   double refresh_interval_s = 1.0;  // how often the live view polls the database for changes
@@ -33,5 +38,9 @@ struct DashboardOptions {
 // success, 1 when the window or GL context cannot be created or the screenshot cannot be
 // written (the reason goes to stderr).
 int run_dashboard(const DashboardOptions& options);
+
+// --compare-by pin needs --compare-pin, which goes with it alone: std::invalid_argument naming
+// the options otherwise.
+void check_compare_options(const DashboardOptions& options);
 
 }  // namespace gdn::gui
