@@ -393,7 +393,18 @@ tune() {
   tune_pass fwd_anchors scripts/spaces/anchors_fwd.txt
 }
 
-tune_bwd() { tune_pass bwd_anchors scripts/spaces/anchors_bwd.txt; }
+# The backward sweep, then what each overlap pin of the space does row by row (its candidates
+# with the pin against the same ones without it, in that sweep): pin_<field>.csv beside it.
+tune_bwd() {
+  tune_pass bwd_anchors scripts/spaces/anchors_bwd.txt || return $?
+  local db=$outdir/tuning.sqlite sweep pin
+  sweep=$(newest_sweep "$db" bwd_anchors)
+  for pin in pass1_beside_recompute=1 group_sum_beside=1; do
+    "$gdnlab" compare --db "$db" --sweep "$sweep" --against "$sweep" --by pin --pin "$pin" --format csv \
+      --out "$outdir/pin_${pin%=*}.csv" &&
+      "$gdnlab" compare --db "$db" --sweep "$sweep" --against "$sweep" --by pin --pin "$pin" | tail -n 2
+  done
+}
 
 validate() {
   gdnlab=$(find_gdnlab)

@@ -32,6 +32,8 @@ FAKE_GDNLAB = textwrap.dedent("""\
         db.execute("CREATE TABLE IF NOT EXISTS sweeps (id INTEGER PRIMARY KEY, shapes TEXT, status TEXT)")
         db.execute("INSERT INTO sweeps (shapes, status) VALUES (?, 'finished')", (opt("--shapes"),))
         db.commit()
+    elif args[0] == "compare" and "--out" in args:
+        open(opt("--out"), "w").write("shape_set,row_index\\n")
     elif args[0] == "export":
         if os.environ.get("GDNLAB_FAKE_EXPORT_FAILS"):
             sys.exit("gdnlab export: error: merged sweep 1 ran on NVIDIA H100, sweep 1 on NVIDIA H200")
@@ -74,6 +76,23 @@ class ExportAfterTuning(unittest.TestCase):
             self.assertEqual(args[args.index("--merge-sweep") + 1], "1")
             with tarfile.open(tmp / "out" / "table.tar.gz") as tar:
                 self.assertIn("table/dispatch.json", tar.getnames())
+
+    def test_the_backward_sweep_is_compared_by_each_overlap_pin(self):
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d)
+            r, _ = run_stage(tmp, "tune-bwd")
+            self.assertIn("stage tune_bwd: ok", r.stdout, r.stdout + r.stderr)
+            calls = [c.split() for c in (tmp / "gdnlab.log").read_text().splitlines() if c.startswith("compare")]
+            pins = []
+            for args in calls:
+                self.assertEqual(args[args.index("--by") + 1], "pin")
+                # the new backward sweep against itself
+                self.assertEqual(args[args.index("--sweep") + 1], "1")
+                self.assertEqual(args[args.index("--against") + 1], "1")
+                pins.append(args[args.index("--pin") + 1])
+            self.assertEqual(sorted(set(pins)), ["group_sum_beside=1", "pass1_beside_recompute=1"])
+            for field in ("pass1_beside_recompute", "group_sum_beside"):
+                self.assertTrue((tmp / "out" / f"pin_{field}.csv").exists(), field)
 
     def test_a_forward_sweep_in_the_tuning_database_is_the_base(self):
         with tempfile.TemporaryDirectory() as d:
