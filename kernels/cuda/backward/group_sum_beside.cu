@@ -1,6 +1,7 @@
 // The group sum beside the fused backward kernel (see group_sum_beside.cuh).
 #include "arch/grid_dependency.cuh"
 #include "group_sum_beside.cuh"
+#include "group_sum_queue.hpp"
 #include "staged/group_sum_row.cuh"
 
 namespace gdn::bwd {
@@ -8,56 +9,36 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kSteps = kK / staged::kGroupSumCols;  // 16-byte steps per row
-constexpr int64_t kNoUnit = -1, kQueueDone = -2;
+constexpr int64_t kQueueDone = -2;
 
-// Unit u of the queue, it-major so that units come in the order the fused CTAs (all resident)
-// publish them: first every chunk but the items' first ones, the it-th from the end of item
-// `item` (q/k head kh) in round it; then the items' first chunks, which the fused kernel does
-// not publish (the group sum takes them once it has completed: after_grid). Chunk kNoUnit where
-// the item has no such chunk or is an unused segment.
-struct Unit {
-  int64_t chunk;
-  int kh;
-  bool after_grid;
-};
-// (32-bit: the launch checks that the queue's units fit.)
-__device__ __forceinline__ Unit unit_of(const GroupSumBesideParams& p, uint32_t u) {
-  const auto per_round = static_cast<uint32_t>(p.items * p.d.Hk);
-  const auto published_units = static_cast<uint32_t>(p.max_item_chunks - 1) * per_round;
-  Unit out{kNoUnit, 0, u >= published_units};
-  const uint32_t v = out.after_grid ? u - published_units : u;
-  const auto hk = static_cast<uint32_t>(p.d.Hk);
-  const int64_t it = v / per_round;
-  const int64_t item = (v % per_round) / hk;
-  out.kh = static_cast<int>(v % hk);
-  int64_t begin, end;
+// The fused kernel's item: its CP segment, else its sequence.
+__device__ __forceinline__ bool item_chunks(const GroupSumBesideParams& p, int64_t item, int64_t& begin,
+                                            int64_t& end) {
   if (p.segs) {
     const fused::Segment seg = p.segs[item];
-    if (!(seg.flags & fused::Segment::kUsed)) return out;
     begin = seg.chunk_begin, end = seg.chunk_end;
-  } else {
-    begin = p.chunk_first[item], end = p.chunk_first[item + 1];
+    return (seg.flags & fused::Segment::kUsed) != 0;
   }
-  if (out.after_grid) out.chunk = end > begin ? begin : kNoUnit;
-  else out.chunk = end - 1 - it > begin ? end - 1 - it : kNoUnit;
-  return out;
+  begin = p.chunk_first[item], end = p.chunk_first[item + 1];
+  return true;
 }
 
 template <class Elem>
 __global__ void __launch_bounds__(kThreads) group_sum_beside_kernel(const __grid_constant__ GroupSumBesideParams p) {
   const Dims& d = p.d;
-  // The published chunks' rounds, then one round of the items' first chunks.
-  const auto units = static_cast<uint32_t>(p.max_item_chunks * p.items * d.Hk);
+  const GroupSumQueue queue{p.items, p.max_item_chunks, d.Hk};
+  const auto units = static_cast<uint32_t>(queue.units());
+  const auto range = [&p](int64_t item, int64_t& begin, int64_t& end) { return item_chunks(p, item, begin, end); };
   __shared__ int64_t s_chunk[2];  // double-buffered: thread 0 fills the next while others read
   __shared__ int s_kh[2];
   __shared__ bool s_after_grid[2];
   for (int round = 0;; ++round) {
     const int b = round % 2;
     if (threadIdx.x == 0) {
-      Unit unit{kNoUnit, 0, false};
-      while (unit.chunk == kNoUnit) {
+      GroupSumUnit unit{GroupSumUnit::kNone, 0, false};
+      while (unit.chunk == GroupSumUnit::kNone) {
         const uint32_t u = atomicAdd(p.queue, 1u);
-        unit = u < units ? unit_of(p, u) : Unit{kQueueDone, 0, false};
+        unit = u < units ? group_sum_unit(queue, u, range) : GroupSumUnit{kQueueDone, 0, false};
       }
       const int64_t c = unit.chunk;
       const int kh = unit.kh;

@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include "bwd_params.cuh"  // Dims, ChunkInfo, fused::Segment
+#include "group_sum_queue.hpp"
 
 namespace gdn::bwd {
 
@@ -42,7 +43,7 @@ struct GroupSumBesideParams {
 // Whether the queue's units (and each CTA's one take past them) fit its 32-bit counter; else
 // the caller runs the group-sum launch after the fused kernel.
 inline bool group_sum_beside_fits(const GroupSumBesideParams& p, int ctas) {
-  return p.max_item_chunks * p.items * p.d.Hk + ctas < (int64_t(1) << 32);
+  return GroupSumQueue{p.items, p.max_item_chunks, p.d.Hk}.units() + ctas < (int64_t(1) << 32);
 }
 
 // ctas: the persistent grid (the launch plan's group_sum_ctas).
