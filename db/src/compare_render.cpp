@@ -194,12 +194,8 @@ std::optional<CompareBy> parse_compare_by(std::string_view text) {
 }
 
 std::optional<PinChoice> parse_pin_choice(std::string_view text, std::string* error) {
-  // (gdn/launch_plan.hpp's field table, header-only: this library does not link the kernels'.)
   const std::size_t eq = text.find('=');
-  const std::string_view name = text.substr(0, eq);
-  const gdn::PlanField* field = nullptr;
-  for (const gdn::PlanField& f : gdn::kPlanFields)
-    if (!name.empty() && (f.name == name || f.token == name)) field = &f;
+  const gdn::PlanField* field = gdn::find_plan_field(text.substr(0, eq), true);
   if (eq == std::string_view::npos || field == nullptr) {
     std::string names;
     for (const gdn::PlanField& f : gdn::kPlanFields)
@@ -210,8 +206,7 @@ std::optional<PinChoice> parse_pin_choice(std::string_view text, std::string* er
   const std::string_view value = text.substr(eq + 1);
   int v = 0;
   const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (value.empty() || ec != std::errc() || ptr != value.data() + value.size() ||
-      std::find(field->values.begin(), field->values.end(), v) == field->values.end()) {
+  if (value.empty() || ec != std::errc() || ptr != value.data() + value.size() || !gdn::plan_field_takes(*field, v)) {
     *error = std::string(field->name) + ": expected " + std::string(field->meaning) + ", got '" + std::string(value) + "'";
     return std::nullopt;
   }

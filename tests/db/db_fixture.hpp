@@ -71,6 +71,14 @@ inline VariantRecord fused_variant(const std::string& name, int block_v, int sta
   return v;
 }
 
+// A chunked backward candidate: the fused family with these roles, V-block and CP segments.
+inline VariantRecord backward_variant(const std::string& name, gdn::WarpRoles roles, int block_v, int cp) {
+  VariantRecord v = fused_variant(name, block_v, 2, gdn::Pass::Backward);
+  v.config.roles = roles;
+  v.config.cp_segment_chunks = cp;
+  return v;
+}
+
 // A packed problem of num_seqs sequences; seqlens text lists them equal-length but the
 // longest one is max_seqlen (enough for bucketing tests).
 inline ProblemRecord problem(int row, int h_qk, int h_v, std::int64_t num_seqs,

@@ -175,9 +175,7 @@ TEST(Compare, PinnedCandidatesArePairedWithTheirTwinWithoutThePin) {
   // A candidate pinning fixup_cols and pass1_beside_recompute (GDN_PLAN_RULE: not pinned), named
   // as the lab names it.
   const auto candidate = [&w](int fixup_cols, int beside) {
-    VariantRecord v = fused_variant("", 128, 2, gdn::Pass::Backward);
-    v.config.roles = gdn::WarpRoles::ProducerConsumer;
-    v.config.cp_segment_chunks = 64;
+    VariantRecord v = backward_variant("", gdn::WarpRoles::ProducerConsumer, 128, 64);
     v.pins.fixup_cols = fixup_cols;
     v.pins.pass1_beside_recompute = beside;
     v.name = "gdn_bwd_P_cp64" + gdn::pins_suffix(v.pins);
@@ -196,7 +194,7 @@ TEST(Compare, PinnedCandidatesArePairedWithTheirTwinWithoutThePin) {
   }
   w.set_sweep_status(sweep, SweepStatus::Finished);
   std::string error;
-  const gdn::PlanField& pb = *parse_pin_choice("pass1_beside_recompute=1", &error)->field;
+  const gdn::PlanField& pb = *gdn::find_plan_field("pass1_beside_recompute");
   const std::vector<CandidateComparison> c = compare_pinned(SweepRef{db, sweep}, SweepRef{db, sweep}, pb, 1);
   ASSERT_EQ(c.size(), 4u);
   EXPECT_EQ(c[0].candidate, "gdn_bwd_P_cp64");

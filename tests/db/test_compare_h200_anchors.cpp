@@ -18,7 +18,7 @@
 #include "db_fixture.hpp"
 #include "gdn/db/database.hpp"
 #include "gdn/db/model.hpp"
-#include "gdn/db/report.hpp"
+#include "gdn/launch_plan.hpp"
 
 namespace gdn::db::test {
 namespace {
@@ -118,8 +118,7 @@ TEST(CompareH200Anchors, ThePinOfTheUnsplitRecomputeIsPairedWithTheRuleOnEveryBa
   ASSERT_TRUE(std::filesystem::exists(path)) << path;
   ScratchDir dir;
   const Database db = open_copy(path, dir);
-  std::string error;
-  const gdn::PlanField& rc = *parse_pin_choice("recompute_cp_chunks=0", &error)->field;
+  const gdn::PlanField& rc = *gdn::find_plan_field("recompute_cp_chunks");
   const std::vector<CandidateComparison> c = compare_pinned(SweepRef{db, 1}, SweepRef{db, 1}, rc, 0);
   ASSERT_EQ(c.size(), 32u);
   int split_by_rule = 0;

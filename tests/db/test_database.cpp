@@ -424,16 +424,23 @@ TEST(Database, MigratesVersion5KeepingResultDevicesAndAddingPlans) {
 // the CHECK refuses `bad` for it.
 struct PinMigration {
   int from;
+  std::string_view field;  // the new plan field's name (gdn::kPlanFields)
   VariantRecord kept, pinned;
   PlanRecord kept_plan, pinned_plan;
-  std::string refused;
-  std::int32_t gdn_launch_options::*pin;  // the new field
-  std::optional<int> PlanRecord::*plan;
-  Field pin_field, plan_field;
-  int bad;
+  std::optional<int> PlanRecord::*plan;  // its recorded plan
 };
 
 void check_pin_migration(const PinMigration& m) {
+  // The field's pin, its columns (pin_<name>, plan_<name>), the writer's refusal at `from` and
+  // a value it does not take (past its largest).
+  const gdn::PlanField* field = gdn::find_plan_field(m.field);
+  ASSERT_NE(field, nullptr) << m.field;
+  const auto pin = field->member;
+  const Field pin_field = *parse_field("pin_" + std::string(m.field));
+  const Field plan_field = *parse_field("plan_" + std::string(m.field));
+  const std::string refused = std::string(m.field) + " needs schema version " + std::to_string(m.from + 1) +
+                              ", the file has " + std::to_string(m.from);
+  const int bad = *std::max_element(field->values.begin(), field->values.end()) + 1;
   ScratchDir dir;
   const std::string path = dir.file("old.db");
   const Scenario sc = write_version2_database(path);
@@ -446,7 +453,7 @@ void check_pin_migration(const PinMigration& m) {
       w.register_variant(m.pinned);
       ADD_FAILURE() << "a version-" << m.from << " file has no column for " << m.pinned.name << "'s pin";
     } catch (const DbError& e) {
-      EXPECT_NE(std::string(e.what()).find(m.refused), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(refused), std::string::npos) << e.what();
     }
     ResultRecord r = passed(sc.sweep, w.register_variant(m.kept), sc.p[0], 0.5);
     r.plan = m.kept_plan;  // (what the file has no column for is not stored)
@@ -459,7 +466,7 @@ void check_pin_migration(const PinMigration& m) {
     ASSERT_FALSE(rows.empty());
     bool saw_kept = false;
     for (const ResultRow& row : rows) {
-      EXPECT_EQ(row.variant.pins.*m.pin, GDN_PLAN_RULE) << row.variant.name;
+      EXPECT_EQ(row.variant.pins.*pin, GDN_PLAN_RULE) << row.variant.name;
       EXPECT_FALSE((row.result.plan.*m.plan).has_value()) << row.variant.name;
       saw_kept |= row.variant.name == m.kept.name && gdn::same_pins(row.variant.pins, m.kept.pins);
     }
@@ -483,27 +490,20 @@ void check_pin_migration(const PinMigration& m) {
   insert(w, r);
   ResultQuery q;
   q.sweep_id = sc.sweep;
-  q.conditions.push_back({m.pin_field, CompareOp::Eq, std::int64_t{m.pinned.pins.*m.pin}});
+  q.conditions.push_back({pin_field, CompareOp::Eq, std::int64_t{m.pinned.pins.*pin}});
   const std::vector<ResultRow> back = query_results(db, q);
   ASSERT_EQ(back.size(), 1u);
   EXPECT_TRUE(gdn::same_pins(back[0].variant.pins, m.pinned.pins));
   EXPECT_EQ(back[0].result.plan, r.plan);
-  EXPECT_EQ(std::get<std::int64_t>(field_value(back[0], m.plan_field)), *(m.pinned_plan.*m.plan));
-  const std::string column = std::string(field_info(m.pin_field).name);
-  EXPECT_THROW(db.exec("UPDATE variants SET " + column + " = " + std::to_string(m.bad) + " WHERE id = " + std::to_string(v)),
+  EXPECT_EQ(std::get<std::int64_t>(field_value(back[0], plan_field)), *(m.pinned_plan.*m.plan));
+  const std::string column = std::string(field_info(pin_field).name);
+  EXPECT_THROW(db.exec("UPDATE variants SET " + column + " = " + std::to_string(bad) + " WHERE id = " + std::to_string(v)),
                DbError);
-}
-
-VariantRecord backward_variant(const std::string& name, gdn::WarpRoles roles, int block_v, int cp) {
-  VariantRecord v = fused_variant(name, block_v, 2, gdn::Pass::Backward);
-  v.config.roles = roles;
-  v.config.cp_segment_chunks = cp;
-  return v;
 }
 
 // Version 7: the backward recompute's CP segment length (kept at 6: local_heads stored).
 TEST(Database, MigratesVersion6AddingTheRecomputeCpPinAndPlan) {
-  PinMigration m{.from = 6};
+  PinMigration m{.from = 6, .field = "recompute_cp_chunks"};
   m.kept = fused_variant("gdn_bwd_A+lh2", 32, 2, gdn::Pass::Backward);
   m.kept.pins.local_heads = 2;
   m.kept_plan.local_heads = 2;
@@ -511,18 +511,13 @@ TEST(Database, MigratesVersion6AddingTheRecomputeCpPinAndPlan) {
   m.pinned.pins.recompute_cp_chunks = 16;
   m.pinned_plan.recompute_cp_chunks = 16;
   m.pinned_plan.fixup_cols = 8;
-  m.refused = "recompute_cp_chunks needs schema version 7, the file has 6";
-  m.pin = &gdn_launch_options::recompute_cp_chunks;
   m.plan = &PlanRecord::recompute_cp_chunks;
-  m.pin_field = Field::PinRecomputeCpChunks;
-  m.plan_field = Field::PlanRecomputeCpChunks;
-  m.bad = 24;
   check_pin_migration(m);
 }
 
 // Version 8: the backward's CP pass 1 beside the recompute (kept at 7: the recompute's pin).
 TEST(Database, MigratesVersion7AddingThePass1BesideRecomputePinAndPlan) {
-  PinMigration m{.from = 7};
+  PinMigration m{.from = 7, .field = "pass1_beside_recompute"};
   m.kept = fused_variant("gdn_bwd_A+rc16", 32, 2, gdn::Pass::Backward);
   m.kept.pins.recompute_cp_chunks = 16;
   m.kept_plan.recompute_cp_chunks = 16;
@@ -533,18 +528,13 @@ TEST(Database, MigratesVersion7AddingThePass1BesideRecomputePinAndPlan) {
   m.pinned_plan.recompute_cp_chunks = 64;
   m.pinned_plan.fixup_cols = 16;
   m.pinned_plan.pass1_beside_recompute = 1;
-  m.refused = "pass1_beside_recompute needs schema version 8, the file has 7";
-  m.pin = &gdn_launch_options::pass1_beside_recompute;
   m.plan = &PlanRecord::pass1_beside_recompute;
-  m.pin_field = Field::PinPass1BesideRecompute;
-  m.plan_field = Field::PlanPass1BesideRecompute;
-  m.bad = 2;
   check_pin_migration(m);
 }
 
 // Version 9: the fused backward's group sum beside it (kept at 8: the pass-1 pin).
 TEST(Database, MigratesVersion8AddingTheGroupSumBesidePinAndPlan) {
-  PinMigration m{.from = 8};
+  PinMigration m{.from = 8, .field = "group_sum_beside"};
   m.kept = backward_variant("gdn_bwd_P_cp64+pb1", gdn::WarpRoles::ProducerConsumer, 128, 64);
   m.kept.pins.pass1_beside_recompute = 1;
   m.kept_plan.pass1_beside_recompute = 1;
@@ -556,12 +546,7 @@ TEST(Database, MigratesVersion8AddingTheGroupSumBesidePinAndPlan) {
   m.pinned_plan.fixup_cols = 16;
   m.pinned_plan.pass1_beside_recompute = 0;
   m.pinned_plan.group_sum_beside = 1;
-  m.refused = "group_sum_beside needs schema version 9, the file has 8";
-  m.pin = &gdn_launch_options::group_sum_beside;
   m.plan = &PlanRecord::group_sum_beside;
-  m.pin_field = Field::PinGroupSumBeside;
-  m.plan_field = Field::PlanGroupSumBeside;
-  m.bad = 2;
   check_pin_migration(m);
 }
 

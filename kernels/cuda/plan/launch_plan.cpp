@@ -240,9 +240,6 @@ int group_sum_grid(const KernelConfig& c, const PlanShape& s, const PlanDevice& 
   return static_cast<int>(kGroupSumCtasPerSm * free_sms);
 }
 
-bool takes(const PlanField& f, int value) {
-  return std::find(f.values.begin(), f.values.end(), value) != f.values.end();
-}
 
 }  // namespace
 
@@ -332,12 +329,6 @@ BackwardPlan plan_backward(const KernelConfig& c, const PlanShape& s, const Plan
   return plan;
 }
 
-const PlanField* find_plan_field(std::string_view name) {
-  for (const PlanField& f : kPlanFields)
-    if (f.name == name) return &f;
-  return nullptr;
-}
-
 bool parse_pins_suffix(std::string_view suffix, gdn_launch_options* out, std::string* error) {
   gdn_launch_options pins = kRulePins;
   std::size_t next_field = 0;  // tokens come in field order, each at most once
@@ -362,7 +353,7 @@ bool parse_pins_suffix(std::string_view suffix, gdn_launch_options* out, std::st
     const std::string_view digits = item.substr(f.token.size());
     int value = 0;
     const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-    if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size() || !takes(f, value)) {
+    if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size() || !plan_field_takes(f, value)) {
       *error = std::string(f.name) + " ('+" + std::string(f.token) + "'): expected " +
                std::string(f.meaning) + ", got '" + std::string(digits) + "'";
       return false;
@@ -378,7 +369,7 @@ std::string check_launch_options(const gdn_launch_options& o, int group) {
   for (const PlanField& f : kPlanFields) {
     const int value = o.*f.member;
     if (value == GDN_PLAN_RULE) continue;
-    if (!takes(f, value))
+    if (!plan_field_takes(f, value))
       return std::string(f.name) + ": expected GDN_PLAN_RULE (-1) or " + std::string(f.meaning) +
              ", got " + std::to_string(value);
   }

@@ -130,7 +130,19 @@ inline constexpr std::array<PlanField, 9> kPlanFields{{
     {"group_sum_beside", "gb", &gdn_launch_options::group_sum_beside, plan_values::kOnOff,
      "0 or 1 (the fused backward's group sum beside it)"},
 }};
-const PlanField* find_plan_field(std::string_view name);
+// The field of that name (or, with tokens, of that token: "pb"); nullptr when none. Inline:
+// the lab's database library, which does not link the kernels, names fields too.
+inline const PlanField* find_plan_field(std::string_view name, bool tokens = false) {
+  for (const PlanField& f : kPlanFields)
+    if (!name.empty() && (f.name == name || (tokens && f.token == name))) return &f;
+  return nullptr;
+}
+// Whether the field takes the value (GDN_PLAN_RULE aside).
+inline bool plan_field_takes(const PlanField& f, int value) {
+  for (const int v : f.values)
+    if (v == value) return true;
+  return false;
+}
 
 inline bool same_pins(const gdn_launch_options& a, const gdn_launch_options& b) {
   for (const PlanField& f : kPlanFields)

@@ -511,6 +511,12 @@ TEST(LaunchPins, SuffixRoundTripsAndNamesEveryPinnedField) {
   EXPECT_FALSE(parse_pins_suffix("+rc48", &back, &error));
   EXPECT_NE(error.find("recompute_cp_chunks ('+rc'): expected 0 (no CP), 16, 32, 64 or 128"), std::string::npos)
       << error;
+  // Fields by name, and by token where asked; plan_field_takes follows the values.
+  EXPECT_EQ(find_plan_field("pb", true), find_plan_field("pass1_beside_recompute"));
+  EXPECT_EQ(find_plan_field("pb"), nullptr);
+  EXPECT_EQ(find_plan_field("", true), nullptr);
+  EXPECT_TRUE(plan_field_takes(*find_plan_field("rc", true), 64));
+  EXPECT_FALSE(plan_field_takes(*find_plan_field("rc", true), 48));
   // An unknown token lists the tokens in their order.
   EXPECT_FALSE(parse_pins_suffix("+zz1", &back, &error));
   EXPECT_NE(error.find("(tokens, in order: ov, fs, ps, ph, fx, lh, rc, pb, gb)"), std::string::npos) << error;
